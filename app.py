@@ -1,0 +1,230 @@
+"""posviz: token + position = input embeddings, side by side (Raschka, LLMs from Scratch, §2.8).
+
+Widgets, layout and caching only; everything else lives in the ``posviz`` package.
+Run with ``streamlit run app.py``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from posviz.batching import Batch, make_batch
+from posviz.config import (
+    CONTEXT_LENGTH_RANGE,
+    EMB_DIM_RANGE,
+    MAX_TEXT_CHARS,
+    SEED_RANGE,
+    Settings,
+    SettingsError,
+    validate,
+)
+from posviz.embeddings import SeededEmbeddings
+from posviz.figures import embeddings_figure
+from posviz.pipeline import WindowEmbeddings, embed_window, shapes
+from posviz.presets import PRESETS
+from posviz.query import query_from_settings, settings_from_query
+from posviz.token_text import for_markdown, visible
+from posviz.tokenizer import TokenizerDataError, encode, get_encoding, token_bytes
+
+CUSTOM = "Your own text"
+
+
+@st.cache_resource(max_entries=8, show_spinner="Walking the 50,257-row token table once…")
+def seeded_tables(seed: int, emb_dim: int) -> SeededEmbeddings:
+    """Checkpoints of ``nn.Embedding(50257, emb_dim)`` after ``torch.manual_seed(seed)``."""
+    return SeededEmbeddings.create(seed=seed, emb_dim=emb_dim)
+
+
+@st.cache_resource
+def tokenizer_ready() -> bool:
+    get_encoding()
+    return True
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def window_embeddings(
+    seed: int, emb_dim: int, token_ids: tuple[int, ...], context_length: int, scheme: str
+) -> WindowEmbeddings:
+    tables = seeded_tables(seed, emb_dim)
+    return embed_window(tables, token_ids, context_length=context_length, scheme=scheme)  # type: ignore[arg-type]
+
+
+def init_state() -> list[str]:
+    """On a session's first run, take the settings from the URL; return notices."""
+    if "context_length" in st.session_state:
+        return []
+    settings, notices = settings_from_query(st.query_params.to_dict())
+    for key in ("text", "context_length", "emb_dim", "seed", "window", "scheme"):
+        st.session_state[key] = getattr(settings, key)
+    st.session_state["stride"] = settings.stride or settings.context_length
+    st.session_state["preset"] = next(
+        (name for name, preset in PRESETS.items() if preset == settings), CUSTOM
+    )
+    return notices
+
+
+def apply_preset() -> None:
+    preset = PRESETS.get(st.session_state["preset"])
+    if preset is None:
+        return
+    for key in ("text", "context_length", "emb_dim", "seed", "window", "scheme"):
+        st.session_state[key] = getattr(preset, key)
+    st.session_state["stride"] = preset.effective_stride
+
+
+def keep_stride_in_step() -> None:
+    """Moving the context length moves the stride with it (non-overlapping windows)."""
+    st.session_state["stride"] = st.session_state["context_length"]
+    st.session_state["window"] = 0
+
+
+def controls() -> Settings:
+    with st.sidebar:
+        st.selectbox("Example", [*PRESETS, CUSTOM], key="preset", on_change=apply_preset)
+        st.text_area(
+            "Text",
+            key="text",
+            height=130,
+            max_chars=MAX_TEXT_CHARS,
+            help=f"Up to {MAX_TEXT_CHARS:,} characters. `<|endoftext|>` becomes token 50256.",
+        )
+        st.slider(
+            "Context length T (rows of the positional table)",
+            *CONTEXT_LENGTH_RANGE,
+            key="context_length",
+            on_change=keep_stride_in_step,
+        )
+        st.slider("Embedding dimension d", *EMB_DIM_RANGE, key="emb_dim")
+        st.slider(
+            "Stride (tokens between window starts)",
+            1,
+            CONTEXT_LENGTH_RANGE[1],
+            key="stride",
+            help="Equal to the context length: windows do not overlap, as in section 2.8.",
+        )
+        st.number_input("Seed for torch.manual_seed", *SEED_RANGE, step=1, key="seed")
+    stride = st.session_state["stride"]
+    return Settings(
+        text=st.session_state["text"],
+        context_length=st.session_state["context_length"],
+        emb_dim=st.session_state["emb_dim"],
+        seed=int(st.session_state["seed"]),
+        stride=None if stride == st.session_state["context_length"] else stride,
+        window=int(st.session_state.get("window", 0)),
+        scheme=st.session_state["scheme"],
+    )
+
+
+def window_picker(batch: Batch) -> int:
+    if st.session_state.get("window", 0) >= batch.num_windows:
+        st.session_state["window"] = 0
+    if batch.num_windows > 1:
+        st.slider(
+            f"Window of the batch (B = {batch.num_windows})",
+            0,
+            batch.num_windows - 1,
+            key="window",
+        )
+    return int(st.session_state.get("window", 0))
+
+
+def token_chips(batch: Batch, window: int, texts: list[str]) -> None:
+    span = batch.window_span(window)
+    counts: dict[int, int] = {}
+    for token_id in batch.token_ids[span.start : span.stop]:
+        counts[token_id] = counts.get(token_id, 0) + 1
+    chips = []
+    for offset, (token_id, text) in enumerate(
+        zip(batch.token_ids[span.start : span.stop], texts, strict=True)
+    ):
+        colour = "orange" if counts[token_id] > 1 else "blue"
+        chips.append(f":{colour}-badge[{offset} · {for_markdown(text)} · {token_id}]")
+    st.markdown(" ".join(chips))
+    st.caption(
+        f"Window {window} of the batch covers tokens {span.start}–{span.stop - 1} of "
+        f"{len(batch.token_ids)} (positions 0–{len(span) - 1}). Orange: a token that repeats "
+        "in this window: same token id, same token vector."
+    )
+    if batch.dropped:
+        dropped = batch.token_ids[batch.dropped.start : batch.dropped.stop]
+        shown = " ".join(
+            f":gray-badge[~~{for_markdown(visible(b))}~~]" for b in token_bytes(list(dropped[:32]))
+        )
+        more = f" and {len(dropped) - 32} more" if len(dropped) > 32 else ""
+        st.markdown(
+            f"**Dropped:** {len(dropped)} token(s) at the end do not fill a window of "
+            f"{batch.context_length}: {shown}{more}"
+        )
+    if batch.skipped:
+        st.markdown(f"**Skipped:** the stride jumps over {batch.skipped} token(s) between windows.")
+
+
+def shapes_line(batch: Batch, emb_dim: int, context_length: int) -> None:
+    shape = shapes(batch.shape, emb_dim, context_length)
+    used = batch.window_length
+    pos_note = (
+        f" (rows 0–{used - 1} of the {shape['pos_table']} table)" if used < context_length else ""
+    )
+    st.markdown(
+        f"`inputs {shape['inputs']}` → `token embeddings {shape['token_embeddings']}` "
+        f"+ `positional embeddings {shape['pos_embeddings']}`{pos_note} "
+        f"→ `input embeddings {shape['input_embeddings']}`"
+    )
+
+
+def main() -> None:
+    st.set_page_config(page_title="posviz: positional embeddings", page_icon="➕", layout="wide")
+    notices = init_state()
+    st.title("Token + position = input embeddings")
+    st.caption(
+        "Section 2.8 of *Build a Large Language Model (From Scratch)*: GPT-2's tokenizer, "
+        "`torch.manual_seed(seed)`, `nn.Embedding(50257, d)` and `nn.Embedding(T, d)`."
+    )
+    for notice in notices:
+        st.warning(f"Link setting not used: {notice}", icon="⚠️")
+    settings = controls()
+    try:
+        validate(settings)
+        tokenizer_ready()
+    except (SettingsError, TokenizerDataError) as error:
+        st.error(str(error))
+        return
+    if not settings.text.strip():
+        st.info(
+            "Type or paste some text in the sidebar (or pick an example) to see its embeddings."
+        )
+        return
+
+    token_ids = encode(settings.text)
+    batch = make_batch(
+        token_ids, context_length=settings.context_length, stride=settings.effective_stride
+    )
+    window = window_picker(batch)
+    span = batch.window_span(window)
+    window_ids = batch.token_ids[span.start : span.stop]
+    texts = [visible(b) for b in token_bytes(list(window_ids))]
+    token_chips(batch, window, texts)
+    shapes_line(batch, settings.emb_dim, settings.context_length)
+
+    embeddings = window_embeddings(
+        settings.seed, settings.emb_dim, window_ids, settings.context_length, settings.scheme
+    )
+    figure = embeddings_figure(embeddings, texts)
+    st.plotly_chart(
+        figure,
+        key="embeddings",
+        theme=None,
+        config={"displaylogo": False, "toImageButtonOptions": {"filename": "posviz"}},
+    )
+    st.caption(
+        "Self-attention on its own is blind to order: a repeated token has the same token "
+        "vector wherever it stands (compare its rows in the left panel). Only the added "
+        "position vector makes the rows of the right panel differ."
+    )
+    st.query_params.from_dict(query_from_settings(settings))
+
+
+try:
+    main()
+except Exception:  # last line of defence: a message, never a traceback
+    st.error("posviz hit an unexpected problem with these settings. Try other values or reload.")

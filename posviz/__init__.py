@@ -1,0 +1,1 @@
+"""posviz: see positional embeddings."""

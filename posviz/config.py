@@ -1,0 +1,84 @@
+"""What one view of posviz shows, the allowed ranges, and the one check that enforces them.
+
+>>> validate(Settings(text="Every effort moves you", context_length=4)).effective_stride
+4
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Final, Literal, get_args
+
+Scheme = Literal["learned", "sinusoidal", "none", "rope"]
+SCHEMES: Final[tuple[Scheme, ...]] = get_args(Scheme)
+
+GPT2_VOCAB_SIZE: Final = 50257  # tiktoken "gpt2": 50,000 merges + 256 bytes + <|endoftext|>
+CONTEXT_LENGTH_RANGE: Final = (1, 1024)  # GPT-2's context is 1,024 positions
+EMB_DIM_RANGE: Final = (2, 768)  # 2 is the smallest pair RoPE can rotate; 768 is GPT-2 small
+SEED_RANGE: Final = (0, 2**32 - 1)  # any seed torch.manual_seed takes that fits in a URL nicely
+MAX_TEXT_CHARS: Final = 25_000  # room for the whole of The Verdict (20,479 characters)
+
+
+class SettingsError(ValueError):
+    """A setting is outside its allowed range; the message names the value and the range."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything that decides the numbers on screen.
+
+    The defaults show a short sentence with repeated words, so the lesson is visible at once:
+    the same token gets the same token vector, and only the position vector tells them apart.
+    """
+
+    text: str = "A rose is a rose is a rose."
+    context_length: int = 16  # rows of the positional table, T
+    emb_dim: int = 64  # d; the book's section 2.8 uses 256, GPT-2 small 768
+    seed: int = 123  # the book's torch.manual_seed(123)
+    stride: int | None = None  # None: equal to context_length (no overlap), as in section 2.8
+    window: int = 0  # which window of the batch [B, T] to show
+    scheme: Scheme = "learned"
+
+    @property
+    def effective_stride(self) -> int:
+        return self.context_length if self.stride is None else self.stride
+
+
+def _check_int(name: str, value: object, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SettingsError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+    if not low <= value <= high:
+        raise SettingsError(f"{name} must be from {low} to {high}, got {value}")
+    return value
+
+
+def validate(settings: Settings) -> Settings:
+    """Return ``settings`` if every value is in range, else raise :class:`SettingsError`.
+
+    The window is checked against the text later (see ``batching.make_batch``): how many
+    windows there are depends on the tokens.
+    """
+    if not isinstance(settings.text, str):
+        raise SettingsError(f"text must be a string, got {type(settings.text).__name__}")
+    if len(settings.text) > MAX_TEXT_CHARS:
+        raise SettingsError(
+            f"text has {len(settings.text):,} characters; posviz takes at most "
+            f"{MAX_TEXT_CHARS:,} (enough for the whole of The Verdict). Paste a shorter passage."
+        )
+    _check_int("context_length", settings.context_length, *CONTEXT_LENGTH_RANGE)
+    _check_int("emb_dim", settings.emb_dim, *EMB_DIM_RANGE)
+    _check_int("seed", settings.seed, *SEED_RANGE)
+    if settings.stride is not None:
+        _check_int("stride", settings.stride, 1, CONTEXT_LENGTH_RANGE[1])
+    if isinstance(settings.window, bool) or not isinstance(settings.window, int):
+        raise SettingsError(f"window must be a whole number, got {settings.window!r}")
+    if settings.window < 0:
+        raise SettingsError(f"window must be 0 or more, got {settings.window}")
+    if settings.scheme not in SCHEMES:
+        raise SettingsError(f"scheme must be one of {', '.join(SCHEMES)}, got {settings.scheme!r}")
+    return settings
+
+
+def with_changes(settings: Settings, **changes: object) -> Settings:
+    """A validated copy of ``settings`` with ``changes`` applied."""
+    return validate(replace(settings, **changes))  # type: ignore[arg-type]

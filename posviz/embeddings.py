@@ -1,0 +1,132 @@
+"""The book's two embedding tables, exactly, without holding the big one.
+
+The book (sections 2.7 and 2.8) does::
+
+    torch.manual_seed(seed)
+    token_embedding_layer = torch.nn.Embedding(vocab_size, emb_dim)   # 50,257 x d
+    pos_embedding_layer = torch.nn.Embedding(context_length, emb_dim)  # T x d
+
+posviz gives the same numbers. The token table is 155 MB at ``emb_dim=768``, and a text only
+needs a few of its rows, so posviz does not keep it. ``nn.Embedding`` fills its weight with
+one ``normal_()`` call on the CPU generator. For a float32 tensor of at least 16 elements
+that call draws one 32-bit number per element, in order, then turns them into normal values
+in chunks of 16 consecutive elements (if the size is not a multiple of 16, the last 16
+elements are redrawn). So a block of rows whose size is a multiple of 16 elements, filled by
+``normal_()`` from the generator state at the start of that block, holds exactly the values
+of the same rows of the whole table. :class:`SeededEmbeddings` walks the table once, keeps the
+generator state at the start of each block (a few kB each), and later refills only the blocks
+whose rows are asked for. Tests compare it with ``nn.Embedding`` for many seeds and sizes.
+
+It never touches torch's global generator, so concurrent sessions cannot disturb each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+import torch
+
+from posviz.config import GPT2_VOCAB_SIZE
+
+_CHUNK = 16  # torch's CPU normal_ transforms uniform draws in chunks of 16 elements
+ROWS_PER_BLOCK = 128  # rows per saved generator state: 393 states (about 2 MB) at vocab 50,257
+
+
+@dataclass(frozen=True, eq=False)
+class SeededEmbeddings:
+    """Exact rows of ``nn.Embedding(vocab_size, emb_dim)`` and of the positional table made
+    right after it, for ``torch.manual_seed(seed)``.
+
+    >>> tables = SeededEmbeddings.create(seed=123, emb_dim=3, vocab_size=6)
+    >>> tables.token_embeddings([2, 3, 5, 1]).shape
+    torch.Size([4, 3])
+    """
+
+    seed: int
+    emb_dim: int
+    vocab_size: int
+    block_starts: tuple[int, ...]  # first row of each block; the last entry is vocab_size
+    _block_states: tuple[torch.Tensor, ...] = field(repr=False)
+    _state_after_token_table: torch.Tensor = field(repr=False)
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        seed: int,
+        emb_dim: int,
+        vocab_size: int = GPT2_VOCAB_SIZE,
+        rows_per_block: int = ROWS_PER_BLOCK,
+    ) -> SeededEmbeddings:
+        """Walk the token table once (about 0.25 s at ``emb_dim=768``) and keep checkpoints."""
+        if emb_dim < 1 or vocab_size < 1:
+            raise ValueError(
+                f"emb_dim and vocab_size must be positive, got {emb_dim}, {vocab_size}"
+            )
+        if rows_per_block < 1 or (rows_per_block * emb_dim) % _CHUNK:
+            raise ValueError(
+                f"rows_per_block * emb_dim must be a multiple of {_CHUNK}, "
+                f"got {rows_per_block} * {emb_dim}"
+            )
+        starts = list(range(0, vocab_size, rows_per_block))
+        # A block of fewer than 16 elements would take torch's other (scalar) path: fold it in.
+        if len(starts) > 1 and (vocab_size - starts[-1]) * emb_dim < _CHUNK:
+            starts.pop()
+        starts.append(vocab_size)
+
+        generator = torch.Generator().manual_seed(seed)
+        buffer = torch.empty(max(b - a for a, b in pairwise(starts)) * emb_dim)
+        states = []
+        for begin, end in pairwise(starts):
+            states.append(generator.get_state())
+            buffer[: (end - begin) * emb_dim].normal_(generator=generator)
+        return cls(
+            seed=seed,
+            emb_dim=emb_dim,
+            vocab_size=vocab_size,
+            block_starts=tuple(starts),
+            _block_states=tuple(states),
+            _state_after_token_table=generator.get_state(),
+        )
+
+    def _block(self, index: int) -> torch.Tensor:
+        """Rows ``block_starts[index]:block_starts[index + 1]`` of the token table."""
+        begin, end = self.block_starts[index], self.block_starts[index + 1]
+        generator = torch.Generator()
+        generator.set_state(self._block_states[index])
+        return (
+            torch.empty((end - begin) * self.emb_dim)
+            .normal_(generator=generator)
+            .view(-1, self.emb_dim)
+        )
+
+    def token_embeddings(self, token_ids: Sequence[int]) -> torch.Tensor:
+        """``token_embedding_layer(torch.tensor(token_ids))``, shape ``[n, emb_dim]``."""
+        ids = torch.as_tensor(list(token_ids), dtype=torch.long)
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size):
+            raise ValueError(f"token ids must be in 0..{self.vocab_size - 1}")
+        token_embeddings = torch.empty(len(ids), self.emb_dim)  # [n, d]
+        starts = torch.as_tensor(self.block_starts)
+        block_of = torch.searchsorted(starts, ids, right=True) - 1  # block index of each id
+        for index in torch.unique(block_of).tolist():
+            rows = (block_of == index).nonzero().flatten()
+            block = self._block(index)
+            token_embeddings[rows] = block[ids[rows] - self.block_starts[index]]
+        return token_embeddings
+
+    def pos_embeddings(self, context_length: int) -> torch.Tensor:
+        """``pos_embedding_layer.weight`` for ``nn.Embedding(context_length, emb_dim)`` made
+        right after the token table: shape ``[context_length, emb_dim]``."""
+        if context_length < 1:
+            raise ValueError(f"context_length must be positive, got {context_length}")
+        generator = torch.Generator()
+        generator.set_state(self._state_after_token_table)
+        return torch.empty(context_length, self.emb_dim).normal_(generator=generator)
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the checkpoints."""
+        states = (*self._block_states, self._state_after_token_table)
+        return sum(state.numel() * state.element_size() for state in states)

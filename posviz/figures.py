@@ -1,0 +1,206 @@
+"""The three-panel Plotly figure: token | positional | input embeddings, side by side.
+
+Rows are positions (labelled ``position · token``), columns are embedding dimensions. The
+panels share one symmetric, colour-blind-safe diverging colour scale and one colour bar, and
+zoom together. Hover shows the position, token, token id, dimension and the three values
+``token + position = input``.
+
+Payload rules (a rerun must stay under 1.5 MB of figure JSON):
+
+* a panel of at most ``HOVER_CELLS`` cells carries its values and the two other panels'
+  values for the three-way hover;
+* up to ``MAX_CELLS`` cells a panel carries its exact values, and hover shows that panel's;
+* above that posviz shows every k-th dimension (exact values of the cells shown) and says so
+  in the panel's title.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import plotly.graph_objects as go
+
+from posviz.config import Scheme
+from posviz.pipeline import WindowEmbeddings
+from posviz.token_text import for_plotly
+
+MAX_CELLS: Final = 65_536  # exact values per panel, about 350 kB of JSON each
+HOVER_CELLS: Final = 16_384  # three-way hover (3 values per cell per panel) up to this size
+COLORSCALE: Final = "RdBu_r"  # ColorBrewer RdBu: diverging, colour-blind safe; red = positive
+MAX_TICKS: Final = 48  # position labels drawn; hover always names the row
+
+PANEL_TITLES: Final[dict[Scheme, tuple[str, str, str]]] = {
+    "learned": ("token embeddings", "positional embeddings (learned)", "input embeddings = sum"),
+    "sinusoidal": ("token embeddings", "positional encoding (sin/cos)", "input embeddings = sum"),
+    "none": ("token embeddings", "no positional signal (zeros)", "input = token embeddings"),
+    "rope": ("token embeddings", "RoPE: cos(position × θᵢ)", "rotated token vectors"),
+}
+_VALUE_NAMES: Final = ("token", "position", "input")
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """Which dimensions a panel shows: ``range(0, emb_dim, column_step)``."""
+
+    emb_dim: int
+    column_step: int
+
+    @property
+    def columns(self) -> range:
+        return range(0, self.emb_dim, self.column_step)
+
+    @property
+    def note(self) -> str:
+        if self.column_step == 1:
+            return ""
+        return f"every {self.column_step}th of {self.emb_dim} dims (exact values)"
+
+
+def reduction_for(num_rows: int, emb_dim: int, *, max_cells: int = MAX_CELLS) -> Reduction:
+    """Keep every position; stride the dimensions until a panel fits ``max_cells``."""
+    step = max(1, math.ceil(num_rows * emb_dim / max_cells))
+    while num_rows * len(range(0, emb_dim, step)) > max_cells:
+        step += 1
+    return Reduction(emb_dim, step)
+
+
+def row_labels(token_texts: Sequence[str]) -> list[str]:
+    """``"position · token"`` for each row; positions make repeated tokens distinct."""
+    return [f"{position} · {for_plotly(text)}" for position, text in enumerate(token_texts)]
+
+
+def _hovertemplate(index: int, three_way: bool) -> str:
+    where = "position · token: %{y}<br>dimension: %{x}<br>"
+    if not three_way:
+        return where + f"{_VALUE_NAMES[index]} value: %{{z:.4f}}<extra></extra>"
+    # customdata per cell: [token value, position value, input value, token id]
+    return (
+        where
+        + "token id: %{customdata[3]:.0f}<br>"
+        + "token %{customdata[0]:.4f} + position %{customdata[1]:.4f}"
+        + " = input %{customdata[2]:.4f}<extra></extra>"
+    )
+
+
+def embeddings_figure(
+    window: WindowEmbeddings,
+    token_texts: Sequence[str],
+    *,
+    lecture: bool = False,
+    max_cells: int = MAX_CELLS,
+    hover_cells: int = HOVER_CELLS,
+) -> go.Figure:
+    """One figure, three heatmaps: token, positional and input embeddings of ``window``.
+
+    ``token_texts`` are the window's tokens as :func:`posviz.token_text.visible` writes them.
+
+    >>> import torch
+    >>> from posviz.embeddings import SeededEmbeddings
+    >>> from posviz.pipeline import embed_window
+    >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 5], context_length=4)
+    >>> [trace.type for trace in embeddings_figure(w, ["&", "&"]).data]
+    ['heatmap', 'heatmap', 'heatmap']
+    """
+    if len(token_texts) != len(window.token_ids):
+        raise ValueError(f"{len(token_texts)} token texts for {len(window.token_ids)} tokens")
+    matrices = [
+        window.token_embeddings.numpy(),
+        window.pos_embeddings.numpy(),
+        window.input_embeddings.numpy(),
+    ]  # each [n, d] float32
+    num_rows = len(window.token_ids)
+    reduction = reduction_for(num_rows, window.emb_dim, max_cells=max_cells)
+    columns = np.asarray(reduction.columns)
+    shown = [np.ascontiguousarray(m[:, columns], dtype=np.float32) for m in matrices]
+    labels = row_labels(token_texts)
+    three_way = num_rows * len(columns) <= hover_cells
+    customdata = None
+    if three_way:
+        ids = np.broadcast_to(
+            np.asarray(window.token_ids, dtype=np.float32)[:, None], shown[0].shape
+        )
+        customdata = np.ascontiguousarray(np.stack([*shown, ids], axis=-1))  # [n, k, 4]
+
+    limit = float(max(np.abs(m).max() for m in shown)) if num_rows else 1.0
+    font_size = 22 if lecture else 14
+    figure = go.Figure()
+    titles = PANEL_TITLES[window.scheme]
+    for index, z in enumerate(shown):
+        figure.add_trace(
+            go.Heatmap(
+                z=z,
+                x=columns,
+                y=labels,
+                coloraxis="coloraxis",
+                customdata=customdata,
+                hovertemplate=_hovertemplate(index, three_way),
+                xaxis="x" if index == 0 else f"x{index + 1}",
+                yaxis="y",
+                name=titles[index],
+            )
+        )
+    gap = 0.03
+    width = (1 - 2 * gap) / 3
+    note = f"<br><sup>{reduction.note}</sup>" if reduction.note else ""
+    layout: dict[str, object] = {
+        "coloraxis": {
+            "colorscale": COLORSCALE,
+            "cmid": 0.0,
+            "cmin": -limit,
+            "cmax": limit,
+            "colorbar": {"title": {"text": "value"}, "thickness": 18},
+        },
+        "yaxis": {
+            "autorange": "reversed",
+            "type": "category",
+            "title": {"text": "position · token"},
+            "tickfont": {"size": font_size},
+            "automargin": True,
+            **_tick_subset(labels),
+        },
+        "font": {"size": font_size},
+        "margin": {"t": 90 if note else 70, "b": 60, "l": 10, "r": 10},
+        "height": max(420, min(900, 140 + 26 * num_rows)) + (120 if lecture else 0),
+        "annotations": [],
+        "hovermode": "closest",
+        "hoverlabel": {"font": {"size": font_size}},
+        "plot_bgcolor": "#f4f4f4",
+    }
+    for index in range(3):
+        start = index * (width + gap)
+        axis = "xaxis" if index == 0 else f"xaxis{index + 1}"
+        layout[axis] = {
+            "domain": [start, start + width],
+            "title": {"text": "dimension"},
+            "anchor": "y",
+            **({} if index == 0 else {"matches": "x"}),
+        }
+        layout["annotations"].append(  # type: ignore[attr-defined]
+            {
+                "text": f"<b>{titles[index]}</b>{note}",
+                "x": start + width / 2,
+                "y": 1.0,
+                "xref": "paper",
+                "yref": "paper",
+                "xanchor": "center",
+                "yanchor": "bottom",
+                "yshift": 8,
+                "showarrow": False,
+                "font": {"size": font_size + 2},
+            }
+        )
+    figure.update_layout(layout)
+    return figure
+
+
+def _tick_subset(labels: list[str]) -> dict[str, object]:
+    """Label at most ``MAX_TICKS`` rows, evenly spaced; every row keeps its hover."""
+    if len(labels) <= MAX_TICKS:
+        return {"tickmode": "array", "tickvals": labels, "ticktext": labels}
+    step = math.ceil(len(labels) / MAX_TICKS)
+    chosen = labels[::step]
+    return {"tickmode": "array", "tickvals": chosen, "ticktext": chosen}

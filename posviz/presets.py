@@ -1,0 +1,26 @@
+"""Ready-made views, each a :class:`~posviz.config.Settings`, named for the menu."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from posviz.config import Settings
+
+BOOK_2_5_TEXT: Final = (
+    "Hello, do you like tea? <|endoftext|> In the sunlit terraces of someunknownPlace."
+)
+# The first 32 tokens of The Verdict (Edith Wharton, 1908, public domain), the short story the
+# book trains on: with context length 4 and stride 4 they are the book's first batch, [8, 4].
+VERDICT_OPENING: Final = (
+    "I HAD always thought Jack Gisburn rather a cheap genius--though a good fellow "
+    "enough--so it was no great surprise to me to hear that,"
+)
+
+PRESETS: Final[dict[str, Settings]] = {
+    "A rose is a rose (repeated words)": Settings(),
+    "Book §2.5: Hello, do you like tea?": Settings(text=BOOK_2_5_TEXT, context_length=32),
+    "Every effort moves you": Settings(text="Every effort moves you", context_length=4),
+    "Book §2.8: The Verdict, [8, 4, 256]": Settings(
+        text=VERDICT_OPENING, context_length=4, emb_dim=256, stride=4
+    ),
+}

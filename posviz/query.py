@@ -1,0 +1,103 @@
+"""Settings to and from a URL query string, so a link restores a view.
+
+Query parameters are untrusted text: each is parsed on its own, and a value that is not a
+number, out of range or unknown falls back to the default with a notice saying why. Nothing is
+ever evaluated.
+
+>>> settings, notices = settings_from_query({"emb_dim": "256", "seed": "abc"})
+>>> settings.emb_dim, settings.seed, notices
+(256, 123, ["seed: 'abc' is not a whole number; using 123"])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import fields, replace
+from typing import Final
+
+from posviz.config import (
+    CONTEXT_LENGTH_RANGE,
+    EMB_DIM_RANGE,
+    MAX_TEXT_CHARS,
+    SCHEMES,
+    SEED_RANGE,
+    Settings,
+)
+
+MAX_TEXT_IN_URL: Final = 2_000  # longer texts are not put in links (browsers cut long URLs)
+_INT_RANGES: Final = {
+    "context_length": CONTEXT_LENGTH_RANGE,
+    "emb_dim": EMB_DIM_RANGE,
+    "seed": SEED_RANGE,
+    "stride": (1, CONTEXT_LENGTH_RANGE[1]),
+    "window": (0, 10_000_000),
+}
+KNOWN_KEYS: Final = frozenset(f.name for f in fields(Settings)) | {"lecture"}
+
+
+def _one(value: str | Sequence[str]) -> str:
+    """The last value of a repeated key."""
+    return value if isinstance(value, str) else (value[-1] if value else "")
+
+
+def _parse_int(key: str, raw: str, default: object) -> tuple[int | None, str | None]:
+    low, high = _INT_RANGES[key]
+    text = raw.strip()
+    if not (text.isascii() and text.lstrip("-").isdigit()) or len(text) > 20:
+        return None, f"{key}: {raw[:40]!r} is not a whole number; using {default}"
+    number = int(text)
+    if not low <= number <= high:
+        return None, f"{key}: {number} is outside {low}–{high}; using {default}"
+    return number, None
+
+
+def settings_from_query(
+    params: Mapping[str, str | Sequence[str]], base: Settings | None = None
+) -> tuple[Settings, list[str]]:
+    """Settings from query parameters, and one notice per value that was not used."""
+    settings = base or Settings()
+    changes: dict[str, object] = {}
+    notices: list[str] = []
+    for key, value in params.items():
+        raw = _one(value)
+        if key not in KNOWN_KEYS:
+            notices.append(f"unknown parameter {key[:40]!r} ignored")
+        elif key == "text":
+            if len(raw) > MAX_TEXT_CHARS:
+                notices.append(
+                    f"text: longer than {MAX_TEXT_CHARS:,} characters; using the default"
+                )
+            else:
+                changes["text"] = raw
+        elif key == "scheme":
+            if raw in SCHEMES:
+                changes["scheme"] = raw
+            else:
+                notices.append(
+                    f"scheme: {raw[:40]!r} is not one of {', '.join(SCHEMES)}; using learned"
+                )
+        elif key in _INT_RANGES:
+            number, notice = _parse_int(key, raw, getattr(settings, key) or "auto")
+            if notice:
+                notices.append(notice)
+            else:
+                changes[key] = number
+        if not isinstance(value, str) and len(value) > 1 and key in KNOWN_KEYS:
+            notices.append(f"{key}: given {len(value)} times; using the last")
+    return replace(settings, **changes), notices  # type: ignore[arg-type]
+
+
+def query_from_settings(settings: Settings, *, lecture: bool = False) -> dict[str, str]:
+    """The query parameters that restore ``settings`` (defaults left out, long text too)."""
+    default = Settings()
+    params: dict[str, str] = {}
+    for field in fields(Settings):
+        value = getattr(settings, field.name)
+        if value == getattr(default, field.name) or value is None:
+            continue
+        if field.name == "text" and len(str(value)) > MAX_TEXT_IN_URL:
+            continue
+        params[field.name] = str(value)
+    if lecture:
+        params["lecture"] = "1"
+    return params
