@@ -1,0 +1,158 @@
+"""Shared fixtures: an AppTest factory, and a real `streamlit run` server with a Chromium page.
+
+Browser tests are marked ``browser``; they skip (saying why) only where /usr/bin/chromium or
+Playwright is missing. CI installs both, so there they always run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = ROOT / "app.py"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+APP_TIMEOUT = 120  # seconds: the first run imports torch
+
+
+@pytest.fixture
+def app_test() -> Callable[..., AppTest]:
+    """``app_test(query={"emb_dim": "8"})`` -> an AppTest of app.py that has run once."""
+
+    def make(query: dict[str, str] | None = None) -> AppTest:
+        at = AppTest.from_file(str(APP), default_timeout=APP_TIMEOUT)
+        for key, value in (query or {}).items():
+            at.query_params[key] = value
+        return at.run()
+
+    return make
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited early with code {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)  # polling a socket, not waiting for the app to "settle"
+    raise RuntimeError(f"streamlit did not answer on {url} within {timeout} s")
+
+
+def start_server(port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """Start ``streamlit run app.py`` on 127.0.0.1; return the process and its base URL."""
+    port = port or _free_port()
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "streamlit", "run", str(APP),
+            "--server.address", "127.0.0.1",
+            "--server.port", str(port),
+            "--server.headless", "true",
+            "--server.fileWatcherType", "none",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, process, timeout=APP_TIMEOUT)
+    except RuntimeError:
+        process.kill()
+        raise
+    return process, url
+
+
+def stop_server(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+@pytest.fixture(scope="session")
+def server_url() -> Iterator[str]:
+    """Base URL of a `streamlit run app.py` this test session owns."""
+    process, url = start_server()
+    try:
+        yield url
+    finally:
+        stop_server(process)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """A headless Debian Chromium driven by Playwright (skips, saying why, if absent)."""
+    if not (Path(CHROMIUM).exists() or shutil.which("chromium")):
+        pytest.skip(f"no Chromium at {CHROMIUM}: install it with `apt-get install -y chromium`")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="Playwright is not installed (pip install playwright)"
+    )
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser: object) -> Iterator[object]:
+    """A fresh page (1600 x 1000, projector-like) that records console errors and dialogs.
+
+    ``page.console_errors`` and ``page.dialogs`` are lists the test can assert on.
+    """
+    context = browser.new_context(viewport={"width": 1600, "height": 1000})  # type: ignore[attr-defined]
+    new_page = context.new_page()
+    new_page.console_errors = []
+    new_page.dialogs = []
+    new_page.on(
+        "console",
+        lambda message: (
+            new_page.console_errors.append(message.text) if message.type == "error" else None
+        ),
+    )
+    new_page.on("pageerror", lambda error: new_page.console_errors.append(str(error)))
+
+    def on_dialog(dialog: object) -> None:
+        new_page.dialogs.append(dialog.message)  # type: ignore[attr-defined]
+        dialog.dismiss()  # type: ignore[attr-defined]
+
+    new_page.on("dialog", on_dialog)
+    try:
+        yield new_page
+    finally:
+        context.close()
