@@ -20,6 +20,7 @@ from posviz.config import (
 )
 from posviz.embeddings import SeededEmbeddings
 from posviz.figures import embeddings_figure
+from posviz.lecture import STEPS, reveal_panels
 from posviz.pipeline import WindowEmbeddings, embed_window, shapes
 from posviz.presets import PRESETS
 from posviz.query import query_from_settings, settings_from_query
@@ -27,6 +28,25 @@ from posviz.token_text import for_markdown, visible
 from posviz.tokenizer import TokenizerDataError, encode, get_encoding, token_bytes
 
 CUSTOM = "Your own text"
+SCHEME_LABELS = {
+    "learned": "Learned (GPT-2, the book)",
+    "sinusoidal": "Sinusoidal (Transformer paper)",
+    "none": "None (order-blind)",
+    "rope": "RoPE (rotary, Llama)",
+}
+SCHEME_NOTES = {
+    "learned": "GPT-2 and the book learn the positional table: it starts random, as here, and "
+    "training shapes it. Its vectors are **added** to the token vectors.",
+    "sinusoidal": "Vaswani et al. (2017) use fixed sine/cosine waves, "
+    "PE[p, 2i] = sin(p / 10000^(2i/d)) and PE[p, 2i+1] = cos(…): nothing to learn, and any "
+    "length works. Also **added** to the token vectors.",
+    "none": "No position signal: the input equals the token embeddings. Self-attention then "
+    "treats the text as a bag of tokens: *dog bites man* and *man bites dog* look the same.",
+    "rope": "RoPE adds nothing: it **rotates** each pair of dimensions (j, j + d/2) of the "
+    "vector at position p by the angle p·θⱼ, θⱼ = 10000^(−2j/d). The middle panel shows "
+    "cos(p·θⱼ). Real models (Llama) rotate the queries and keys inside attention, not the "
+    "input; posviz rotates the token vectors to show the effect.",
+}
 
 
 @st.cache_resource(max_entries=8, show_spinner="Walking the 50,257-row token table once…")
@@ -57,6 +77,8 @@ def init_state() -> list[str]:
     for key in ("text", "context_length", "emb_dim", "seed", "window", "scheme"):
         st.session_state[key] = getattr(settings, key)
     st.session_state["stride"] = settings.stride or settings.context_length
+    st.session_state["lecture"] = st.query_params.get("lecture", "0") in {"1", "true", "on"}
+    reset_step()
     st.session_state["preset"] = next(
         (name for name, preset in PRESETS.items() if preset == settings), CUSTOM
     )
@@ -72,6 +94,10 @@ def apply_preset() -> None:
     st.session_state["stride"] = preset.effective_stride
 
 
+def reset_step() -> None:
+    st.session_state["step"] = 0 if st.session_state.get("lecture") else len(STEPS) - 1
+
+
 def keep_stride_in_step() -> None:
     """Moving the context length moves the stride with it (non-overlapping windows)."""
     st.session_state["stride"] = st.session_state["context_length"]
@@ -81,6 +107,12 @@ def keep_stride_in_step() -> None:
 def controls() -> Settings:
     with st.sidebar:
         st.selectbox("Example", [*PRESETS, CUSTOM], key="preset", on_change=apply_preset)
+        st.selectbox(
+            "Positional scheme",
+            list(SCHEME_LABELS),
+            format_func=SCHEME_LABELS.__getitem__,
+            key="scheme",
+        )
         st.text_area(
             "Text",
             key="text",
@@ -103,6 +135,12 @@ def controls() -> Settings:
             help="Equal to the context length: windows do not overlap, as in section 2.8.",
         )
         st.number_input("Seed for torch.manual_seed", *SEED_RANGE, step=1, key="seed")
+        st.toggle(
+            "Lecture mode",
+            key="lecture",
+            on_change=reset_step,
+            help="Large type for a projector, and a step-by-step walk through the pipeline.",
+        )
     stride = st.session_state["stride"]
     return Settings(
         text=st.session_state["text"],
@@ -172,6 +210,58 @@ def shapes_line(batch: Batch, emb_dim: int, context_length: int) -> None:
     )
 
 
+def lecture_steps() -> int:
+    """Back / Next buttons in lecture mode; returns the step index to show."""
+    step = int(st.session_state.get("step", len(STEPS) - 1))
+    if not st.session_state.get("lecture"):
+        return len(STEPS) - 1
+    back, title, forward = st.columns([1, 6, 1], vertical_alignment="center")
+    back.button("◀ Back", key="step_back", on_click=move_step, args=(-1,), disabled=step == 0)
+    forward.button(
+        "Next ▶", key="step_next", on_click=move_step, args=(1,), disabled=step == len(STEPS) - 1
+    )
+    title.subheader(STEPS[step].title)
+    st.markdown(f"#### {STEPS[step].caption}")
+    return step
+
+
+def move_step(delta: int) -> None:
+    step = int(st.session_state.get("step", 0)) + delta
+    st.session_state["step"] = min(max(step, 0), len(STEPS) - 1)
+
+
+def embeddings_view(settings: Settings, batch: Batch, window: int, step: int) -> None:
+    span = batch.window_span(window)
+    window_ids = batch.token_ids[span.start : span.stop]
+    texts = [visible(b) for b in token_bytes(list(window_ids))]
+    if STEPS[step].show_ids:
+        token_chips(batch, window, texts)
+    else:
+        st.code(settings.text, language=None, wrap_lines=True)
+    if STEPS[step].panels == 0:
+        return
+    shapes_line(batch, settings.emb_dim, settings.context_length)
+    embeddings = window_embeddings(
+        settings.seed, settings.emb_dim, window_ids, settings.context_length, settings.scheme
+    )
+    lecture = bool(st.session_state.get("lecture"))
+    figure = embeddings_figure(embeddings, texts, lecture=lecture)
+    if STEPS[step].panels < 3:
+        reveal_panels(figure, STEPS[step].panels)
+    st.plotly_chart(
+        figure,
+        key="embeddings",
+        theme=None,
+        config={"displaylogo": False, "toImageButtonOptions": {"filename": "posviz"}},
+    )
+    st.markdown(SCHEME_NOTES[settings.scheme])
+    st.caption(
+        "Self-attention on its own is blind to order: a repeated token has the same token "
+        "vector wherever it stands (compare its rows in the left panel). Only the position "
+        "signal makes the rows of the right panel differ. Positions count from 0."
+    )
+
+
 def main() -> None:
     st.set_page_config(page_title="posviz: positional embeddings", page_icon="➕", layout="wide")
     notices = init_state()
@@ -189,39 +279,23 @@ def main() -> None:
     except (SettingsError, TokenizerDataError) as error:
         st.error(str(error))
         return
+    st.query_params.from_dict(
+        query_from_settings(settings, lecture=bool(st.session_state.get("lecture")))
+    )
     if not settings.text.strip():
         st.info(
             "Type or paste some text in the sidebar (or pick an example) to see its embeddings."
         )
         return
 
-    token_ids = encode(settings.text)
+    step = lecture_steps()
     batch = make_batch(
-        token_ids, context_length=settings.context_length, stride=settings.effective_stride
+        encode(settings.text),
+        context_length=settings.context_length,
+        stride=settings.effective_stride,
     )
     window = window_picker(batch)
-    span = batch.window_span(window)
-    window_ids = batch.token_ids[span.start : span.stop]
-    texts = [visible(b) for b in token_bytes(list(window_ids))]
-    token_chips(batch, window, texts)
-    shapes_line(batch, settings.emb_dim, settings.context_length)
-
-    embeddings = window_embeddings(
-        settings.seed, settings.emb_dim, window_ids, settings.context_length, settings.scheme
-    )
-    figure = embeddings_figure(embeddings, texts)
-    st.plotly_chart(
-        figure,
-        key="embeddings",
-        theme=None,
-        config={"displaylogo": False, "toImageButtonOptions": {"filename": "posviz"}},
-    )
-    st.caption(
-        "Self-attention on its own is blind to order: a repeated token has the same token "
-        "vector wherever it stands (compare its rows in the left panel). Only the added "
-        "position vector makes the rows of the right panel differ."
-    )
-    st.query_params.from_dict(query_from_settings(settings))
+    embeddings_view(settings, batch, window, step)
 
 
 try:
