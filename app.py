@@ -77,7 +77,10 @@ def init_state() -> list[str]:
     for key in ("text", "context_length", "emb_dim", "seed", "window", "scheme"):
         st.session_state[key] = getattr(settings, key)
     st.session_state["stride"] = settings.stride or settings.context_length
-    st.session_state["lecture"] = st.query_params.get("lecture", "0") in {"1", "true", "on"}
+    lecture = st.query_params.get("lecture", "0").lower()
+    if lecture not in {"0", "1", "true", "false", "on", "off"}:
+        notices.append(f"lecture: {lecture[:40]!r} is not on/off; lecture mode stays off")
+    st.session_state["lecture"] = lecture in {"1", "true", "on"}
     reset_step()
     st.session_state["preset"] = next(
         (name for name, preset in PRESETS.items() if preset == settings), CUSTOM
@@ -155,6 +158,11 @@ def controls() -> Settings:
 
 def window_picker(batch: Batch) -> int:
     if st.session_state.get("window", 0) >= batch.num_windows:
+        st.warning(
+            f"Window {st.session_state['window']} does not exist: this text gives "
+            f"{batch.num_windows} window(s). Showing window 0.",
+            icon="⚠️",
+        )
         st.session_state["window"] = 0
     if batch.num_windows > 1:
         st.slider(
@@ -171,7 +179,7 @@ def token_chips(batch: Batch, window: int, texts: list[str]) -> None:
     counts: dict[int, int] = {}
     for token_id in batch.token_ids[span.start : span.stop]:
         counts[token_id] = counts.get(token_id, 0) + 1
-    chips = []
+    chips = ["####"] if st.session_state.get("lecture") else []
     for offset, (token_id, text) in enumerate(
         zip(batch.token_ids[span.start : span.stop], texts, strict=True)
     ):
