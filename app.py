@@ -24,7 +24,7 @@ from posviz.lecture import STEPS, reveal_panels
 from posviz.pipeline import WindowEmbeddings, embed_window, shapes
 from posviz.presets import PRESETS
 from posviz.query import query_from_settings, settings_from_query
-from posviz.token_text import for_markdown, visible
+from posviz.token_text import for_markdown, readable, visible
 from posviz.tokenizer import TokenizerDataError, encode, get_encoding, token_bytes
 
 CUSTOM = "Your own text"
@@ -130,14 +130,23 @@ def controls() -> Settings:
             on_change=keep_stride_in_step,
         )
         st.slider("Embedding dimension d", *EMB_DIM_RANGE, key="emb_dim")
-        st.slider(
-            "Stride (tokens between window starts)",
-            1,
-            CONTEXT_LENGTH_RANGE[1],
-            key="stride",
-            help="Equal to the context length: windows do not overlap, as in section 2.8.",
-        )
-        st.number_input("Seed for torch.manual_seed", *SEED_RANGE, step=1, key="seed")
+        advanced = not st.session_state.get("lecture")  # lecture mode: fewer controls
+        if advanced:
+            st.slider(
+                "Stride (tokens between window starts)",
+                1,
+                CONTEXT_LENGTH_RANGE[1],
+                key="stride",
+                persist_state="session",
+                help="Equal to the context length: windows do not overlap, as in section 2.8.",
+            )
+            st.number_input(
+                "Seed for torch.manual_seed",
+                *SEED_RANGE,
+                step=1,
+                key="seed",
+                persist_state="session",
+            )
         st.toggle(
             "Lecture mode",
             key="lecture",
@@ -226,10 +235,15 @@ def lecture_steps() -> int:
     back, title, forward = st.columns([1, 6, 1], vertical_alignment="center")
     back.button("◀ Back", key="step_back", on_click=move_step, args=(-1,), disabled=step == 0)
     forward.button(
-        "Next ▶", key="step_next", on_click=move_step, args=(1,), disabled=step == len(STEPS) - 1
+        "Next ▶",
+        key="step_next",
+        type="primary",
+        on_click=move_step,
+        args=(1,),
+        disabled=step == len(STEPS) - 1,
     )
-    title.subheader(STEPS[step].title)
-    st.markdown(f"#### {STEPS[step].caption}")
+    title.header(STEPS[step].title)
+    st.markdown(f"### {STEPS[step].caption}")
     return step
 
 
@@ -245,7 +259,7 @@ def embeddings_view(settings: Settings, batch: Batch, window: int, step: int) ->
     if STEPS[step].show_ids:
         token_chips(batch, window, texts)
     else:
-        st.code(settings.text, language=None, wrap_lines=True)
+        st.markdown(f"## {for_markdown(readable(settings.text[:400]))}")
     if STEPS[step].panels == 0:
         return
     shapes_line(batch, settings.emb_dim, settings.context_length)

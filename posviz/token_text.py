@@ -45,6 +45,16 @@ def visible(token: bytes) -> str:
     return "".join(_show_char(ch) for ch in text)
 
 
+def readable(text: str) -> str:
+    """``text`` on one line as a reader sees it: spaces stay, everything else invisible is
+    made visible as in :func:`visible`.
+
+    >>> readable("a b\\nc\\u202e")
+    'a b↵c\\\\u202e'
+    """
+    return "".join(ch if ch == " " else _show_char(ch) for ch in text)
+
+
 def for_plotly(text: str) -> str:
     """``text`` escaped so Plotly shows it literally (it reads ``&lt;`` as ``<``)."""
     return html.escape(text, quote=False)
