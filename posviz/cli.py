@@ -1,0 +1,223 @@
+"""``python -m posviz``: the app's figure, matrices and code for given settings, no Streamlit.
+
+Example (the book's section 2.8 batch, first window, as a page for slides)::
+
+    python -m posviz --text "I HAD always thought Jack Gisburn rather a cheap genius" \\
+        --context-length 4 --emb-dim 256 --seed 123 --stride 4 --window 0 \\
+        --scheme learned --out fig.html
+
+``--out`` writes ``.html`` (standalone, works offline) or ``.png`` (needs kaleido 1.x and a
+Chrome or Chromium; kaleido finds ``/usr/bin/chromium``, or set ``BROWSER_PATH``).
+``--view similarity`` draws the cosine-similarity view instead of the embeddings.
+``--csv`` and ``--npy`` write the three matrices (see :mod:`posviz.export`), ``--print-code``
+prints the reproduction script (see :mod:`posviz.codegen`) to standard output.
+
+Bad settings print one line to standard error and exit with status 2; a file that cannot be
+written (or PNG without kaleido) exits with status 1. Messages about written files go to
+standard error, so ``--print-code > script.py`` gives a clean script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from posviz.batching import make_batch
+from posviz.codegen import reproduction_script
+from posviz.config import (
+    CONTEXT_LENGTH_RANGE,
+    EMB_DIM_RANGE,
+    SCHEMES,
+    SEED_RANGE,
+    Settings,
+    SettingsError,
+    validate,
+)
+from posviz.embeddings import SeededEmbeddings
+from posviz.export import figure_html, matrices_csv, matrices_npy
+from posviz.figures import embeddings_figure
+from posviz.pipeline import WindowEmbeddings, embed_window
+from posviz.similarity import similarity_figure
+from posviz.token_text import visible
+from posviz.tokenizer import TokenizerDataError, encode, token_bytes
+
+PROG = "python -m posviz"
+PNG_WIDTH = 1600  # pixels: three panels side by side need a wide image
+PNG_HELP = (
+    "PNG needs kaleido 1.x and Chrome or Chromium: `pip install kaleido==1.5.0`, and if no "
+    "Chrome is found set BROWSER_PATH=/usr/bin/chromium (or write .html instead)"
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with every usage error on one line (and exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line, with the app's defaults and ranges in the help.
+
+    >>> build_parser().parse_args(["--emb-dim", "256", "--print-code"]).emb_dim
+    256
+    """
+    default = Settings()
+    parser = _Parser(
+        prog=PROG,
+        description="Write posviz's figure (token + position = input embeddings), its three "
+        "matrices or the code that reproduces them, for given settings. No Streamlit needed.",
+    )
+    text = parser.add_mutually_exclusive_group()
+    text.add_argument("--text", help=f"the text (default: {default.text!r})")
+    text.add_argument("--text-file", type=Path, help="read the text from this UTF-8 file")
+    parser.add_argument(
+        "--context-length",
+        type=int,
+        default=default.context_length,
+        help=f"T, {CONTEXT_LENGTH_RANGE[0]}-{CONTEXT_LENGTH_RANGE[1]} "
+        f"(default {default.context_length})",
+    )
+    parser.add_argument(
+        "--emb-dim",
+        type=int,
+        default=default.emb_dim,
+        help=f"d, {EMB_DIM_RANGE[0]}-{EMB_DIM_RANGE[1]} (default {default.emb_dim})",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=default.seed,
+        help=f"torch.manual_seed, {SEED_RANGE[0]}-{SEED_RANGE[1]} (default {default.seed})",
+    )
+    parser.add_argument(
+        "--stride", type=int, default=None, help="tokens between windows (default: T)"
+    )
+    parser.add_argument("--window", type=int, default=0, help="window of the batch (default 0)")
+    parser.add_argument("--scheme", choices=SCHEMES, default=default.scheme)
+    parser.add_argument(
+        "--view",
+        choices=("embeddings", "similarity"),
+        default="embeddings",
+        help="the three embedding matrices, or the cosine similarity between positions",
+    )
+    parser.add_argument("--lecture", action="store_true", help="large fonts for a projector")
+    parser.add_argument("--out", type=Path, help="write the figure to this .html or .png file")
+    parser.add_argument(
+        "--width", type=int, default=PNG_WIDTH, help=f"PNG width in pixels (default {PNG_WIDTH})"
+    )
+    parser.add_argument("--csv", type=Path, help="write the three matrices to this CSV file")
+    parser.add_argument("--npy", type=Path, help="write the matrices [3, n, d] to this .npy")
+    parser.add_argument(
+        "--print-code", action="store_true", help="print a PyTorch script that reproduces them"
+    )
+    return parser
+
+
+def _fail(message: str) -> NoReturn:
+    """A problem that is not a usage error: one line on stderr, exit status 1."""
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+    raise SystemExit(1)
+
+
+def _settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Settings:
+    if args.text_file is not None:
+        try:
+            text = args.text_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            parser.error(f"cannot read --text-file {str(args.text_file)!r}: {error}")
+    else:
+        text = Settings().text if args.text is None else args.text
+    settings = Settings(
+        text=text,
+        context_length=args.context_length,
+        emb_dim=args.emb_dim,
+        seed=args.seed,
+        stride=args.stride,
+        window=args.window,
+        scheme=args.scheme,
+    )
+    try:
+        return validate(settings)
+    except SettingsError as error:
+        parser.error(str(error))
+
+
+def _window(settings: Settings) -> tuple[WindowEmbeddings, list[str]]:
+    """The window's three matrices and its tokens as the app writes them."""
+    batch = make_batch(
+        encode(settings.text),
+        context_length=settings.context_length,
+        stride=settings.effective_stride,
+    )
+    window_ids = batch.window_token_ids(settings.window)  # SettingsError if out of range
+    tables = SeededEmbeddings.create(seed=settings.seed, emb_dim=settings.emb_dim)
+    window = embed_window(
+        tables, window_ids, context_length=settings.context_length, scheme=settings.scheme
+    )
+    return window, [visible(b) for b in token_bytes(list(window_ids))]
+
+
+def _figure_bytes(figure: go.Figure, out: Path, width: int) -> bytes:
+    if out.suffix.lower() in (".html", ".htm"):
+        return figure_html(figure)
+    try:
+        image: bytes = pio.to_image(figure, format="png", width=width)
+    except Exception as error:  # kaleido missing, or no Chrome: say what to install
+        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        _fail(f"cannot write PNG ({first_line}). {PNG_HELP}")
+    return image
+
+
+def _write(path: Path, data: bytes) -> None:
+    try:
+        path.write_bytes(data)
+    except OSError as error:
+        _fail(f"cannot write {str(path)!r}: {error.strerror or error}")
+    sys.stderr.write(f"wrote {path} ({len(data):,} bytes)\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status (usage errors raise ``SystemExit(2)``).
+
+    Example: ``main(["--text", "Every effort moves you", "--print-code"])`` prints the script
+    and returns 0.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not (args.out or args.csv or args.npy or args.print_code):
+        parser.error("nothing to do: give --out, --csv, --npy or --print-code")
+    if args.out is not None and args.out.suffix.lower() not in (".html", ".htm", ".png"):
+        parser.error(f"--out must end in .html or .png, got {str(args.out)!r}")
+    if not 100 <= args.width <= 10_000:
+        parser.error(f"--width must be from 100 to 10000 pixels, got {args.width}")
+    settings = _settings(args, parser)
+    if not settings.text.strip():
+        parser.error("the text is empty: give --text or --text-file")
+    try:
+        window, token_texts = _window(settings)
+        code = reproduction_script(settings) if args.print_code else None
+    except SettingsError as error:
+        parser.error(str(error))
+    except TokenizerDataError as error:
+        _fail(str(error))
+
+    if code is not None:
+        sys.stdout.write(code)
+    if args.csv is not None:
+        _write(args.csv, matrices_csv(window, token_texts))
+    if args.npy is not None:
+        _write(args.npy, matrices_npy(window))
+    if args.out is not None:
+        if args.view == "similarity":
+            figure = similarity_figure(window, token_texts, lecture=args.lecture)
+        else:
+            figure = embeddings_figure(window, token_texts, lecture=args.lecture)
+        _write(args.out, _figure_bytes(figure, args.out, args.width))
+    return 0

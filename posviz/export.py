@@ -1,0 +1,95 @@
+"""Downloads: the three matrices as CSV or ``.npy``, and a figure as standalone offline HTML.
+
+* :func:`matrices_csv`: one CSV, one row per (matrix, position), columns
+  ``matrix,position,token,token_id,dim_0,...,dim_{d-1}``; ``matrix`` is ``token``,
+  ``position`` or ``input``. Values are the shortest decimal that reads back as the same
+  float32. Token texts that a spreadsheet would run as a formula (starting with ``=``, ``+``,
+  ``-``, ``@``, tab or carriage return) get a leading ``'``.
+* :func:`matrices_npy`: one ``.npy`` array ``[3, n, d]`` float32, in the order token,
+  position, input (no pickle: ``np.load(..., allow_pickle=False)`` reads it).
+* :func:`figure_html`: a complete HTML page with plotly.js inlined (about 5 MB), so it opens
+  without a network connection.
+
+>>> from posviz.embeddings import SeededEmbeddings
+>>> from posviz.pipeline import embed_window
+>>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=2), [31373], context_length=4)
+>>> matrices_csv(w, ["hello"]).decode().splitlines()[0]
+'matrix,position,token,token_id,dim_0,dim_1'
+>>> np.load(io.BytesIO(matrices_npy(w))).shape
+(3, 1, 2)
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from posviz.pipeline import WindowEmbeddings
+
+MATRIX_NAMES: Final = ("token", "position", "input")  # order of rows in the CSV and the .npy
+_FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")  # OWASP's CSV-injection triggers
+
+
+def _stacked(window: WindowEmbeddings) -> np.ndarray:
+    """``[3, n, d]`` float32: token, position, input embeddings."""
+    matrices = (window.token_embeddings, window.pos_embeddings, window.input_embeddings)
+    return np.stack([m.detach().numpy().astype(np.float32, copy=False) for m in matrices])
+
+
+def spreadsheet_safe(text: str) -> str:
+    """``text`` with a leading ``'`` if a spreadsheet would read it as a formula.
+
+    >>> spreadsheet_safe("=1+1"), spreadsheet_safe("rose")
+    ("'=1+1", 'rose')
+    """
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
+def matrices_csv(window: WindowEmbeddings, token_texts: Sequence[str]) -> bytes:
+    """The three matrices of ``window`` as one UTF-8 CSV (see the module docstring)."""
+    if len(token_texts) != len(window.token_ids):
+        raise ValueError(f"{len(token_texts)} token texts for {len(window.token_ids)} tokens")
+    stacked = _stacked(window)
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerow(
+        ["matrix", "position", "token", "token_id", *(f"dim_{j}" for j in range(window.emb_dim))]
+    )
+    texts = [spreadsheet_safe(text) for text in token_texts]
+    for name, matrix in zip(MATRIX_NAMES, stacked, strict=True):
+        for position, (text, token_id, row) in enumerate(
+            zip(texts, window.token_ids, matrix, strict=True)
+        ):
+            # str(np.float32) is the shortest decimal that reads back as the same float32
+            writer.writerow([name, position, text, token_id, *(str(value) for value in row)])
+    return buffer.getvalue().encode("utf-8")
+
+
+def matrices_npy(window: WindowEmbeddings) -> bytes:
+    """The three matrices as one ``.npy`` file: ``[3, n, d]`` float32 (token, position, input)."""
+    buffer = io.BytesIO()
+    np.save(buffer, _stacked(window), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def figure_html(figure: go.Figure, *, title: str = "posviz") -> bytes:
+    """``figure`` as a standalone HTML page that works offline (plotly.js inlined, no CDN).
+
+    ``title`` becomes the page's ``<title>`` (HTML-escaped).
+    """
+    page: str = pio.to_html(
+        figure,
+        include_plotlyjs=True,
+        include_mathjax=False,
+        full_html=True,
+        config={"displaylogo": False, "responsive": True},
+    )
+    page = page.replace("<head>", f"<head><title>{html.escape(title)}</title>", 1)
+    return page.encode("utf-8")

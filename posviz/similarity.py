@@ -1,0 +1,309 @@
+"""Cosine similarity between positions: which rows of a matrix point the same way.
+
+For the token, position and input matrices of one window, :func:`similarities` gives three
+``[n, n]`` matrices and :func:`similarity_figure` draws them side by side. The lesson: a token
+that appears twice has the *same* token vector at both positions (similarity exactly 1.0 in
+the token panel); adding (or rotating by) the position makes the two input vectors differ.
+:func:`first_repeat` finds such a pair and quotes the values from the matrices, so the sentence
+on screen matches the figure.
+
+A zero row has no direction: posviz defines its similarity with every row, itself included,
+as 0. That is what the ``none`` scheme's all-zero position panel shows.
+
+>>> import torch
+>>> cosine_similarity(torch.tensor([[1.0, 0.0], [2.0, 0.0], [0.0, 0.0]]))
+tensor([[1., 1., 0.],
+        [1., 1., 0.],
+        [0., 0., 0.]])
+>>> repeated_token_pairs([7, 3, 7, 3, 7])
+[(0, 2), (0, 4), (1, 3), (2, 4)]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+
+from posviz.config import Scheme
+from posviz.figures import COLORSCALE, MAX_TICKS, row_labels
+from posviz.pipeline import WindowEmbeddings
+from posviz.token_text import for_markdown
+
+MAX_POSITIONS: Final = 256  # rows per panel: 3 x 256 x 256 float32 is about 1 MB of JSON
+
+PANEL_TITLES: Final[dict[Scheme, tuple[str, str, str]]] = {
+    "learned": ("token embeddings", "positional embeddings (learned)", "input embeddings"),
+    "sinusoidal": ("token embeddings", "positional encoding (sin/cos)", "input embeddings"),
+    "none": ("token embeddings", "no positional signal (all 0)", "input = token embeddings"),
+    "rope": ("token embeddings", "RoPE: cos(position × θᵢ)", "rotated token vectors"),
+}
+
+# What the scheme does to two occurrences of one token, for the explanatory sentence.
+_WHY: Final[dict[Scheme, str]] = {
+    "learned": "the learned position vectors added to them make the two input vectors differ",
+    "sinusoidal": "the sin/cos position vectors added to them make the two input vectors differ",
+    "none": (
+        "without a position signal the two input vectors are identical too, so attention "
+        "cannot tell the occurrences apart (it is blind to order)"
+    ),
+    "rope": (
+        "rotating each vector by its position makes them differ; for RoPE the similarity "
+        "depends only on the distance between the positions"
+    ),
+}
+
+POSITION_PANEL_NOTES: Final[dict[Scheme, str]] = {
+    "learned": "Middle: similarity of the learned position vectors (random before training).",
+    "sinusoidal": (
+        "Middle: similarity of the sin/cos vectors; it depends only on the distance between "
+        "positions, so the stripes run parallel to the diagonal."
+    ),
+    "none": (
+        "Middle: no position signal, every vector is zero; a zero vector has no direction, "
+        "so posviz shows its similarity as 0."
+    ),
+    "rope": (
+        "Middle: similarity of cos(position × θᵢ), the rotation RoPE applies; real models "
+        "rotate queries and keys inside attention, not the input."
+    ),
+}
+
+
+def cosine_similarity(matrix: torch.Tensor) -> torch.Tensor:
+    """Cosine similarity between the rows of ``matrix`` ``[n, d]``: shape ``[n, n]``, float32.
+
+    Computed in float64 and rounded once, so two identical non-zero rows give exactly 1.0.
+    A zero row has similarity 0 with every row, itself included (it has no direction).
+
+    >>> cosine_similarity(torch.tensor([[3.0, 4.0], [-3.0, -4.0]]))
+    tensor([[ 1., -1.],
+            [-1.,  1.]])
+    """
+    if matrix.dim() != 2:
+        raise ValueError(f"matrix must have shape [n, d], got {list(matrix.shape)}")
+    rows = matrix.to(torch.float64)  # [n, d]
+    norms = torch.linalg.vector_norm(rows, dim=1, keepdim=True)  # [n, 1]
+    unit = torch.where(norms > 0, rows / torch.where(norms > 0, norms, 1.0), 0.0)  # [n, d]
+    similarity = (unit @ unit.T).clamp(-1.0, 1.0)  # [n, n]
+    return similarity.to(torch.float32)
+
+
+@dataclass(frozen=True)
+class Similarities:
+    """The three ``[n, n]`` cosine-similarity matrices of one window, float32."""
+
+    token: torch.Tensor  # between rows of token_embeddings
+    position: torch.Tensor  # between rows of pos_embeddings (the scheme's position signal)
+    input: torch.Tensor  # between rows of input_embeddings
+
+
+def similarities(window: WindowEmbeddings) -> Similarities:
+    """Cosine similarity between the positions of each of the window's three matrices."""
+    return Similarities(
+        token=cosine_similarity(window.token_embeddings),
+        position=cosine_similarity(window.pos_embeddings),
+        input=cosine_similarity(window.input_embeddings),
+    )
+
+
+def repeated_token_pairs(token_ids: Sequence[int]) -> list[tuple[int, int]]:
+    """Every pair of positions ``(i, j)``, ``i < j``, holding the same token id, sorted.
+
+    >>> repeated_token_pairs([1, 2, 3])
+    []
+    """
+    positions: dict[int, list[int]] = {}
+    for position, token_id in enumerate(token_ids):
+        positions.setdefault(token_id, []).append(position)
+    pairs = [
+        (first, second)
+        for group in positions.values()
+        for index, first in enumerate(group)
+        for second in group[index + 1 :]
+    ]
+    return sorted(pairs)
+
+
+@dataclass(frozen=True)
+class RepeatedToken:
+    """Two occurrences of one token and their similarity in each panel (values from the
+    matrices the figure shows)."""
+
+    scheme: Scheme
+    token_id: int
+    token_text: str  # as token_text.visible writes it; not escaped
+    first: int  # position of the first occurrence
+    second: int  # position of the second occurrence
+    token_similarity: float
+    position_similarity: float
+    input_similarity: float
+
+    def sentence(self) -> str:
+        """Plain text (escape it before handing it to Markdown, or use :meth:`markdown`)."""
+        return self._render(f"'{self.token_text}'")
+
+    def markdown(self) -> str:
+        """The sentence for ``st.markdown``: the token text is escaped and put in quotes."""
+        return self._render(f"“{for_markdown(self.token_text)}”")
+
+    def _render(self, token: str) -> str:
+        return (
+            f"Token {token} (id {self.token_id}) appears at positions {self.first} and "
+            f"{self.second}. The token panel shows similarity {self.token_similarity:.3f} "
+            f"between them (same token id, same vector); the input panel shows "
+            f"{self.input_similarity:.3f}: {_WHY[self.scheme]}."
+        )
+
+
+def first_repeat(window: WindowEmbeddings, token_texts: Sequence[str]) -> RepeatedToken | None:
+    """The first repeated token of ``window`` with its three similarities, or ``None``.
+
+    >>> from posviz.embeddings import SeededEmbeddings
+    >>> from posviz.pipeline import embed_window
+    >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 9, 5], context_length=4)
+    >>> note = first_repeat(w, ["a", "b", "a"])
+    >>> (note.first, note.second, note.token_similarity)
+    (0, 2, 1.0)
+    """
+    _check_texts(window, token_texts)
+    pairs = repeated_token_pairs(window.token_ids)
+    if not pairs:
+        return None
+    first, second = pairs[0]
+    matrices = similarities(window)
+    return RepeatedToken(
+        scheme=window.scheme,
+        token_id=window.token_ids[first],
+        token_text=token_texts[first],
+        first=first,
+        second=second,
+        token_similarity=float(matrices.token[first, second]),
+        position_similarity=float(matrices.position[first, second]),
+        input_similarity=float(matrices.input[first, second]),
+    )
+
+
+def _check_texts(window: WindowEmbeddings, token_texts: Sequence[str]) -> None:
+    if len(token_texts) != len(window.token_ids):
+        raise ValueError(f"{len(token_texts)} token texts for {len(window.token_ids)} tokens")
+
+
+def _ticks(labels: list[str], max_ticks: int) -> dict[str, object]:
+    """Label at most ``max_ticks`` rows, evenly spaced; every cell keeps its hover."""
+    step = max(1, math.ceil(len(labels) / max_ticks))
+    chosen = labels[::step]
+    return {"tickmode": "array", "tickvals": chosen, "ticktext": chosen}
+
+
+def similarity_figure(
+    window: WindowEmbeddings,
+    token_texts: Sequence[str],
+    *,
+    lecture: bool = False,
+    max_positions: int = MAX_POSITIONS,
+) -> go.Figure:
+    """Three ``n × n`` heatmaps: cosine similarity between positions of the token, position
+    and input matrices, on one colour axis fixed to ``[-1, 1]``.
+
+    Rows and columns are labelled ``position · token`` (escaped). Windows longer than
+    ``max_positions`` show their first ``max_positions`` positions and say so in the titles.
+
+    >>> from posviz.embeddings import SeededEmbeddings
+    >>> from posviz.pipeline import embed_window
+    >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 5], context_length=4)
+    >>> [trace.z.shape for trace in similarity_figure(w, ["<a>", "<a>"]).data]
+    [(2, 2), (2, 2), (2, 2)]
+    """
+    _check_texts(window, token_texts)
+    if max_positions < 1:
+        raise ValueError(f"max_positions must be at least 1, got {max_positions}")
+    matrices = similarities(window)
+    shown_rows = min(len(window.token_ids), max_positions)
+    labels = row_labels(token_texts[:shown_rows])
+    titles = PANEL_TITLES[window.scheme]
+    note = ""
+    if shown_rows < len(window.token_ids):
+        note = f"<br><sup>first {shown_rows} of {len(window.token_ids)} positions</sup>"
+    font_size = 22 if lecture else 14
+    hovertemplate = (
+        "row: %{y}<br>column: %{x}<br>cosine similarity: %{z:.4f}<extra>%{fullData.name}</extra>"
+    )
+
+    figure = go.Figure()
+    for index, matrix in enumerate((matrices.token, matrices.position, matrices.input)):
+        z = np.ascontiguousarray(matrix[:shown_rows, :shown_rows].numpy(), dtype=np.float32)
+        figure.add_trace(
+            go.Heatmap(
+                z=z,
+                x=labels,
+                y=labels,
+                coloraxis="coloraxis",
+                hovertemplate=hovertemplate,
+                xaxis="x" if index == 0 else f"x{index + 1}",
+                yaxis="y",
+                name=titles[index],
+            )
+        )
+    gap = 0.04
+    width = (1 - 2 * gap) / 3
+    y_ticks = _ticks(labels, MAX_TICKS)
+    x_ticks = _ticks(labels, MAX_TICKS // 3)  # three panels share the width
+    layout: dict[str, object] = {
+        "coloraxis": {
+            "colorscale": COLORSCALE,
+            "cmin": -1.0,
+            "cmid": 0.0,
+            "cmax": 1.0,
+            "colorbar": {"title": {"text": "cosine"}, "thickness": 18},
+        },
+        "yaxis": {
+            "autorange": "reversed",
+            "type": "category",
+            "title": {"text": "position · token"},
+            "tickfont": {"size": font_size},
+            "automargin": True,
+            **y_ticks,
+        },
+        "font": {"size": font_size},
+        "margin": {"t": 90 if note else 70, "b": 60, "l": 10, "r": 10},
+        "height": max(460, min(900, 200 + 22 * shown_rows)) + (120 if lecture else 0),
+        "annotations": [],
+        "hovermode": "closest",
+        "hoverlabel": {"font": {"size": font_size}},
+        "plot_bgcolor": "#f4f4f4",
+    }
+    for index in range(3):
+        start = index * (width + gap)
+        axis = "xaxis" if index == 0 else f"xaxis{index + 1}"
+        layout[axis] = {
+            "domain": [start, start + width],
+            "type": "category",
+            "anchor": "y",
+            "tickangle": -60,
+            "tickfont": {"size": font_size - 2},
+            "automargin": True,
+            **x_ticks,
+            **({} if index == 0 else {"matches": "x"}),
+        }
+        layout["annotations"].append(  # type: ignore[attr-defined]
+            {
+                "text": f"<b>{titles[index]}</b>{note}",
+                "x": start + width / 2,
+                "y": 1.0,
+                "xref": "paper",
+                "yref": "paper",
+                "xanchor": "center",
+                "yanchor": "bottom",
+                "yshift": 8,
+                "showarrow": False,
+                "font": {"size": font_size + 2},
+            }
+        )
+    figure.update_layout(layout)
+    return figure

@@ -1,0 +1,212 @@
+"""``python -m posviz``: in-process through ``main(argv)``, and once as a real subprocess."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+import torch
+
+import posviz.cli
+from posviz.cli import main
+from posviz.codegen import reproduction_script
+from posviz.config import Settings
+from posviz.presets import VERDICT_OPENING
+from posviz.tokenizer import encode
+
+ROOT = Path(__file__).resolve().parent.parent
+ARGS = ["--text", VERDICT_OPENING, "--context-length", "4", "--emb-dim", "8", "--seed", "123"]
+
+
+def book_window(window: int, *, context_length: int = 4, emb_dim: int = 8) -> list[torch.Tensor]:
+    """Section 2.8, written out here: token, positional and input rows of one window."""
+    torch.manual_seed(123)
+    token_embedding_layer = torch.nn.Embedding(50257, emb_dim)
+    pos_embedding_layer = torch.nn.Embedding(context_length, emb_dim)
+    start = window * context_length
+    inputs = torch.tensor(encode(VERDICT_OPENING)[start : start + context_length])
+    with torch.no_grad():
+        token_embeddings = token_embedding_layer(inputs)
+        pos_embeddings = pos_embedding_layer(torch.arange(context_length))
+    return [token_embeddings, pos_embeddings, token_embeddings + pos_embeddings]
+
+
+@pytest.fixture
+def captured(monkeypatch: pytest.MonkeyPatch) -> list[go.Figure]:
+    """The figures the CLI turns into HTML."""
+    figures: list[go.Figure] = []
+    real = posviz.cli.figure_html
+
+    def spy(figure: go.Figure) -> bytes:
+        figures.append(figure)
+        return real(figure)
+
+    monkeypatch.setattr(posviz.cli, "figure_html", spy)
+    return figures
+
+
+def test_html_holds_the_books_numbers(
+    tmp_path: Path, captured: list[go.Figure], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fig.html"
+    assert main([*ARGS, "--window", "2", "--out", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert page.lstrip().lower().startswith("<!doctype html>")
+    assert "input embeddings = sum" in page
+    (figure,) = captured
+    for trace, expected in zip(figure.data, book_window(2), strict=True):
+        assert np.array_equal(np.asarray(trace.z), expected.numpy())
+    assert f"wrote {out}" in capsys.readouterr().err
+
+
+def test_similarity_view(tmp_path: Path, captured: list[go.Figure]) -> None:
+    out = tmp_path / "sim.html"
+    assert main([*ARGS, "--view", "similarity", "--scheme", "none", "--out", str(out)]) == 0
+    (figure,) = captured
+    assert [np.asarray(t.z).shape for t in figure.data] == [(4, 4)] * 3
+    assert figure.layout.coloraxis.cmin == -1.0
+    assert np.all(np.asarray(figure.data[1].z) == 0.0)  # scheme none: no position signal
+    assert "no positional signal" in figure.layout.annotations[1].text
+
+
+def test_csv_and_npy_hold_the_books_numbers(tmp_path: Path) -> None:
+    csv_path, npy_path = tmp_path / "m.csv", tmp_path / "m.npy"
+    assert main([*ARGS, "--window", "1", "--csv", str(csv_path), "--npy", str(npy_path)]) == 0
+    array = np.load(npy_path, allow_pickle=False)
+    expected = np.stack([m.numpy() for m in book_window(1)])
+    assert np.array_equal(array, expected)
+    lines = csv_path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1 + 3 * 4
+    assert lines[1].startswith("token,0,")
+
+
+def test_print_code_writes_only_the_script_to_stdout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    npy_path = tmp_path / "m.npy"
+    argv = [*ARGS, "--stride", "3", "--window", "2", "--scheme", "rope"]
+    assert main([*argv, "--print-code", "--npy", str(npy_path)]) == 0
+    output = capsys.readouterr()
+    settings = Settings(
+        text=VERDICT_OPENING,
+        context_length=4,
+        emb_dim=8,
+        seed=123,
+        stride=3,
+        window=2,
+        scheme="rope",
+    )
+    assert output.out == reproduction_script(settings)
+    assert "wrote" in output.err
+    assert "wrote" not in output.out
+
+
+def test_text_file(tmp_path: Path, captured: list[go.Figure]) -> None:
+    source = tmp_path / "text.txt"
+    source.write_text(VERDICT_OPENING, encoding="utf-8")
+    out = tmp_path / "fig.html"
+    argv = ["--text-file", str(source), "--context-length", "4", "--emb-dim", "8"]
+    assert main([*argv, "--window", "3", "--out", str(out)]) == 0
+    assert np.array_equal(np.asarray(captured[0].data[2].z), book_window(3)[2].numpy())
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        pytest.param(["--emb-dim", "1", "--print-code"], "emb_dim must be from 2 to 768", id="d"),
+        pytest.param(["--emb-dim", "x", "--print-code"], "invalid int value: 'x'", id="not-int"),
+        pytest.param(
+            ["--context-length", "1025", "--print-code"], "from 1 to 1024, got 1025", id="T"
+        ),
+        pytest.param(["--scheme", "alibi", "--print-code"], "invalid choice: 'alibi'", id="scheme"),
+        pytest.param(["--text", "a b", "--window", "3", "--print-code"], "window", id="window"),
+        pytest.param(["--text", "  ", "--print-code"], "text is empty", id="empty"),
+        pytest.param(["--text", "a"], "nothing to do", id="no-output"),
+        pytest.param(["--out", "fig.svg"], "must end in .html or .png", id="suffix"),
+        pytest.param(["--text", "a", "--text-file", "t.txt"], "not allowed with", id="two-texts"),
+        pytest.param(["--text-file", "/no/such/file", "--print-code"], "cannot read", id="file"),
+        pytest.param(["--seed", "-1", "--print-code"], "seed must be from 0", id="seed"),
+    ],
+)
+def test_bad_settings_exit_2_with_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    output = capsys.readouterr()
+    assert output.out == ""
+    assert output.err.count("\n") == 1
+    assert output.err.startswith("python -m posviz: error: ")
+    assert message in output.err
+
+
+def test_unwritable_output_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*ARGS, "--npy", str(tmp_path / "missing-dir" / "m.npy")])
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "No such file or directory" in err
+
+
+def test_png_failure_names_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def no_kaleido(*args: object, **kwargs: object) -> bytes:
+        raise ValueError('Image export using the "kaleido" engine requires the Kaleido package')
+
+    monkeypatch.setattr(posviz.cli.pio, "to_image", no_kaleido)
+    out = tmp_path / "fig.png"
+    with pytest.raises(SystemExit) as exit_info:
+        main([*ARGS, "--out", str(out)])
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "pip install kaleido==1.5.0" in err
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_png_is_written_with_kaleido_and_chromium(tmp_path: Path) -> None:
+    if not Path("/usr/bin/chromium").exists() and not shutil.which("chromium"):
+        pytest.skip("Chromium is not installed (kaleido needs a Chrome to draw PNG)")
+    from PIL import Image
+
+    out = tmp_path / "fig.png"
+    assert main([*ARGS, "--out", str(out), "--width", "1200"]) == 0
+    data = out.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    with Image.open(io.BytesIO(data)) as image:
+        assert image.size[0] == 1200
+        pixels = np.asarray(image.convert("RGB")).reshape(-1, 3)
+    assert len(np.unique(pixels, axis=0)) > 50  # heatmaps, not a blank page
+
+
+def test_python_dash_m_posviz_help_without_streamlit() -> None:
+    """One real ``python -m posviz --help``; ``-X importtime`` lists every module it imported."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "posviz", "--help"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.startswith("usage: python -m posviz")
+    for option in ("--context-length", "--emb-dim", "--scheme", "--out", "--print-code"):
+        assert option in result.stdout
+    imported = [line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()]
+    assert "posviz.cli" in imported
+    assert "torch" in imported
+    assert not [name for name in imported if name.split(".")[0] == "streamlit"]

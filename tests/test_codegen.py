@@ -1,0 +1,260 @@
+"""The "Show the code" script: safe to embed any text, and run on its own it gives exactly
+posviz's numbers for every scheme.
+
+The scripts run in one fresh interpreter (``sys.executable``) with tiktoken's cache pointed at
+a temporary folder pre-filled with posviz's vendored GPT-2 files under the names tiktoken
+gives its downloads, and with proxies pointing nowhere, so no test touches the network.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from posviz.batching import make_batch
+from posviz.codegen import reproduction_script, text_literal
+from posviz.config import SCHEMES, Settings, SettingsError
+from posviz.embeddings import SeededEmbeddings
+from posviz.pipeline import WindowEmbeddings, embed_window
+from posviz.presets import VERDICT_OPENING
+from posviz.tokenizer import encode
+
+ROOT = Path(__file__).resolve().parent.parent
+# tiktoken_ext/openai_public.py, function gpt2(): the two files tiktoken downloads.
+GPT2_URLS = {
+    "vocab.bpe": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
+    "encoder.json": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
+}
+
+HOSTILE_TEXTS = [
+    pytest.param("He said \"hi\" and 'bye'", id="quotes"),
+    pytest.param('"""; import os; os.system("echo pwned")  #', id="triple-double-breakout"),
+    pytest.param("'''; import os\n'''", id="triple-single-breakout"),
+    pytest.param("C:\\new\\table \\ end\\", id="backslashes"),
+    pytest.param("line one\nline two\r\nthree\rfour\x0b\x0c\x1c\u2028\u2029five", id="newlines"),
+    pytest.param("nul\x00byte and bell\x07", id="control"),
+    pytest.param("lone \ud800 and \udfff surrogates", id="lone-surrogates"),
+    pytest.param("\u202eevil\u202c bidi \u200b zero width", id="bidi"),
+    pytest.param("emoji 🙂 CJK 漢字 <script>alert(1)</script>", id="unicode-html"),
+    pytest.param("{seed} {{braces}} %s %(x)d", id="format-syntax"),
+    pytest.param("x" * 200 + "\n" + "y" * 61, id="long-pieces"),
+]
+
+
+def _text_assignment(script: str) -> ast.expr:
+    """The value assigned to ``text`` in ``script`` (which must parse)."""
+    tree = ast.parse(script)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["text"]:
+            return node.value
+    raise AssertionError("the script assigns no text")
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXTS)
+def test_text_cannot_break_out_of_its_literal(text: str) -> None:
+    script = reproduction_script(Settings(text=text, context_length=4))
+    value = _text_assignment(script)
+    # Only string constants (implicitly concatenated, so one Constant) may make up the text.
+    assert isinstance(value, ast.Constant)
+    expected = "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text)
+    assert value.value == expected
+    assert encode(value.value) == encode(text)
+    # The rest of the script is the same whatever the text: nothing leaked out of the literal.
+    plain = reproduction_script(Settings(text="plain", context_length=4))
+    tree, plain_tree = ast.parse(script), ast.parse(plain)
+    assert len(tree.body) == len(plain_tree.body)
+    assert [ast.dump(n) for n in tree.body if not _assigns_text(n)] == [
+        ast.dump(n) for n in plain_tree.body if not _assigns_text(n)
+    ]
+    # Invisible characters are written as escapes, never raw (no Trojan Source).
+    assert not any(ch in script for ch in "\x00\u202e\u200b\u2028\ud800")
+
+
+def _assigns_text(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "text"
+
+
+def test_text_literal_pieces_join_to_the_text() -> None:
+    text = "first line\n" + "abc " * 40 + "\nlast"
+    literal = text_literal(text)
+    assert literal.startswith("(\n")
+    assert ast.literal_eval(literal) == text
+    assert all(len(line) < 90 for line in literal.splitlines())
+    assert text_literal("short") == "'short'"
+    assert ast.literal_eval(text_literal("")) == ""
+
+
+def test_script_uses_the_books_names_and_only_torch_and_tiktoken() -> None:
+    script = reproduction_script(
+        Settings(text="Every effort moves you", context_length=4, emb_dim=256, seed=7)
+    )
+    tree = ast.parse(script)
+    imported = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    assert imported == {"torch", "tiktoken"}
+    assert not any(isinstance(node, ast.ImportFrom) for node in ast.walk(tree))
+    assigned = {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    book_names = {"token_ids", "context_length", "emb_dim", "token_embedding_layer"}
+    book_names |= {"pos_embedding_layer", "token_embeddings", "pos_embeddings", "input_embeddings"}
+    assert book_names <= assigned
+    assert 'tiktoken.get_encoding("gpt2")' in script
+    assert 'allowed_special={"<|endoftext|>"}' in script
+    assert "torch.manual_seed(seed)" in script
+    assert "seed = 7\n" in script
+    assert "emb_dim = 256\n" in script
+    # token table first, positional table second, as in the book
+    assert script.index("torch.nn.Embedding(50257, emb_dim)") < script.index(
+        "torch.nn.Embedding(context_length, emb_dim)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        pytest.param(Settings(text=""), "no tokens", id="empty"),
+        pytest.param(Settings(text="a b c", window=1), "window must be from 0 to 0", id="window"),
+        pytest.param(Settings(text="a", emb_dim=1), "emb_dim must be from 2", id="emb-dim"),
+    ],
+)
+def test_settings_posviz_would_not_show_raise(settings: Settings, message: str) -> None:
+    with pytest.raises(SettingsError, match=message):
+        reproduction_script(settings)
+
+
+# Settings whose scripts run in the fresh interpreter: every scheme, stride != T, window > 0,
+# short text (n < T), odd emb_dim, <|endoftext|> and a lone surrogate.
+RUN_CASES: list[Settings] = [
+    Settings(text=VERDICT_OPENING, context_length=4, emb_dim=256, seed=123, stride=4, window=3),
+    Settings(text=VERDICT_OPENING, context_length=5, emb_dim=7, seed=9, stride=3, window=2),
+    Settings(text="Hello, do you like tea? <|endoftext|> In the sunlit", context_length=6),
+    Settings(text="A rose is a rose\n\ud800 is a rose.", context_length=32, emb_dim=33, seed=0),
+    Settings(text="Every effort moves you", context_length=2, emb_dim=2, seed=2**32 - 1, window=1),
+    Settings(text=VERDICT_OPENING, context_length=8, emb_dim=9, stride=11, window=1, seed=5),
+]
+ALL_CASES = [
+    Settings(**{**vars(case), "scheme": scheme})  # type: ignore[arg-type]
+    for case in RUN_CASES
+    for scheme in SCHEMES
+]
+
+RUNNER = textwrap.dedent(
+    """
+    import os, runpy, sys, torch
+    out = os.environ["POSVIZ_OUT"]
+    for index, path in enumerate(sys.argv[1:]):
+        names = runpy.run_path(path, run_name="__main__")
+        torch.save(
+            {k: names[k] for k in ("token_embeddings", "pos_embeddings", "input_embeddings")},
+            os.path.join(out, f"{index}.pt"),
+        )
+    """
+)
+
+
+def _posviz_window(settings: Settings) -> WindowEmbeddings:
+    """What the app computes: posviz's tokenizer, batching, streamed tables and pipeline."""
+    batch = make_batch(
+        encode(settings.text),
+        context_length=settings.context_length,
+        stride=settings.effective_stride,
+    )
+    tables = SeededEmbeddings.create(seed=settings.seed, emb_dim=settings.emb_dim)
+    return embed_window(
+        tables,
+        batch.window_token_ids(settings.window),
+        context_length=settings.context_length,
+        scheme=settings.scheme,
+    )
+
+
+@pytest.fixture(scope="module")
+def script_results(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, torch.Tensor]]:
+    """Run every generated script in ONE fresh interpreter, offline; return its tensors."""
+    root = tmp_path_factory.mktemp("codegen")
+    cache = root / "tiktoken-cache"
+    cache.mkdir()
+    for name, url in GPT2_URLS.items():
+        data = (ROOT / "posviz" / "data" / name).read_bytes()
+        (cache / hashlib.sha1(url.encode()).hexdigest()).write_bytes(data)
+    paths = []
+    for index, settings in enumerate(ALL_CASES):
+        path = root / f"script_{index}.py"
+        path.write_text(reproduction_script(settings), encoding="utf-8")
+        paths.append(str(path))
+    out = root / "out"
+    out.mkdir()
+    env = {
+        **os.environ,
+        "TIKTOKEN_CACHE_DIR": str(cache),
+        "POSVIZ_OUT": str(out),
+        "HTTPS_PROXY": "http://127.0.0.1:9",  # any download attempt fails at once
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "NO_PROXY": "",
+        "PYTHONPATH": "",  # the scripts must not need posviz
+    }
+    result = subprocess.run(
+        [sys.executable, "-I", "-c", RUNNER, *paths],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.count("input_embeddings: torch.Size([") == len(ALL_CASES)
+    return [torch.load(out / f"{index}.pt") for index in range(len(ALL_CASES))]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "index",
+    range(len(ALL_CASES)),
+    ids=[
+        f"{c.scheme}-T{c.context_length}-d{c.emb_dim}-s{c.effective_stride}-w{c.window}"
+        for c in ALL_CASES
+    ],
+)
+def test_script_reproduces_posviz_bit_for_bit(
+    index: int, script_results: list[dict[str, torch.Tensor]]
+) -> None:
+    settings = ALL_CASES[index]
+    ours = _posviz_window(settings)
+    theirs = script_results[index]
+    n = len(ours.token_ids)
+    for name in ("token_embeddings", "pos_embeddings", "input_embeddings"):
+        tensor = theirs[name]
+        assert tensor.shape == (n, settings.emb_dim), name
+        assert tensor.dtype == torch.float32, name
+        assert torch.equal(tensor, getattr(ours, name)), name
+
+
+def test_learned_script_matches_the_books_code_in_process() -> None:
+    """Independent of posviz's tables: the book's code, run here, gives the script's numbers."""
+    settings = Settings(text=VERDICT_OPENING, context_length=4, emb_dim=16, window=2, seed=123)
+    ours = _posviz_window(settings)
+    torch.manual_seed(123)
+    token_embedding_layer = torch.nn.Embedding(50257, 16)
+    pos_embedding_layer = torch.nn.Embedding(4, 16)
+    inputs = torch.tensor(encode(VERDICT_OPENING)[8:12])
+    with torch.no_grad():
+        expected = token_embedding_layer(inputs) + pos_embedding_layer(torch.arange(4))
+    assert torch.equal(ours.input_embeddings, expected)

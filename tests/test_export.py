@@ -1,0 +1,130 @@
+"""Downloads: CSV and .npy hold exactly the window's matrices; HTML works offline."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+import torch
+
+from posviz.embeddings import SeededEmbeddings
+from posviz.export import figure_html, matrices_csv, matrices_npy, spreadsheet_safe
+from posviz.figures import embeddings_figure
+from posviz.pipeline import WindowEmbeddings, embed_window
+
+SEED, EMB_DIM, CONTEXT_LENGTH = 7, 5, 8
+TOKEN_IDS = [40, 367, 2885, 40, 50256]
+
+
+@pytest.fixture(scope="module")
+def window() -> WindowEmbeddings:
+    tables = SeededEmbeddings.create(seed=SEED, emb_dim=EMB_DIM)
+    return embed_window(tables, TOKEN_IDS, context_length=CONTEXT_LENGTH, scheme="sinusoidal")
+
+
+def book_matrices() -> list[torch.Tensor]:
+    """The book's code, independently: token rows, and the sin/cos formula written here."""
+    torch.manual_seed(SEED)
+    token_embedding_layer = torch.nn.Embedding(50257, EMB_DIM)
+    with torch.no_grad():
+        token_embeddings = token_embedding_layer(torch.tensor(TOKEN_IDS))
+    pos = torch.zeros(len(TOKEN_IDS), EMB_DIM, dtype=torch.float64)
+    for p in range(len(TOKEN_IDS)):
+        for j in range(EMB_DIM):
+            angle = p / 10000 ** ((j - j % 2) / EMB_DIM)
+            pos[p, j] = np.sin(angle) if j % 2 == 0 else np.cos(angle)
+    pos_embeddings = pos.float()
+    return [token_embeddings, pos_embeddings, token_embeddings + pos_embeddings]
+
+
+def test_npy_is_three_float32_matrices_in_order(window: WindowEmbeddings) -> None:
+    data = matrices_npy(window)
+    assert data.startswith(b"\x93NUMPY")
+    array = np.load(io.BytesIO(data), allow_pickle=False)
+    assert array.shape == (3, len(TOKEN_IDS), EMB_DIM)
+    assert array.dtype == np.float32
+    for stored, expected in zip(array, book_matrices(), strict=True):
+        np.testing.assert_allclose(stored, expected.numpy(), rtol=0, atol=1e-6)
+    assert np.array_equal(array[0], window.token_embeddings.numpy())
+    assert np.array_equal(array[2], window.input_embeddings.numpy())
+
+
+def test_csv_rows_hold_exact_float32_values(window: WindowEmbeddings) -> None:
+    texts = ["I", "␣HAD", '=HYPERLINK("x")', "I", '"a",\nb']
+    rows = list(csv.reader(io.StringIO(matrices_csv(window, texts).decode("utf-8"))))
+    header, body = rows[0], rows[1:]
+    assert header == ["matrix", "position", "token", "token_id"] + [
+        f"dim_{j}" for j in range(EMB_DIM)
+    ]
+    assert len(body) == 3 * len(TOKEN_IDS)
+    matrices = (window.token_embeddings, window.pos_embeddings, window.input_embeddings)
+    for index, row in enumerate(body):
+        which, position = divmod(index, len(TOKEN_IDS))
+        assert row[0] == ("token", "position", "input")[which]
+        assert int(row[1]) == position
+        assert int(row[3]) == TOKEN_IDS[position]
+        values = np.array([np.float32(float(v)) for v in row[4:]], dtype=np.float32)
+        assert np.array_equal(values, matrices[which][position].numpy())  # bit for bit
+    assert [row[2] for row in body[:5]] == ["I", "␣HAD", '\'=HYPERLINK("x")', "I", '"a",\nb']
+    for row, expected in zip(body[5:10], book_matrices()[1], strict=True):
+        np.testing.assert_allclose([float(v) for v in row[4:]], expected.numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("=1+1", "'=1+1", id="equals"),
+        pytest.param("+cmd", "'+cmd", id="plus"),
+        pytest.param("-2", "'-2", id="minus"),
+        pytest.param("@SUM(A1)", "'@SUM(A1)", id="at"),
+        pytest.param("\tx", "'\tx", id="tab"),
+        pytest.param("\rx", "'\rx", id="carriage-return"),
+        pytest.param("␣=", "␣=", id="visible-space-first"),
+        pytest.param("rose", "rose", id="plain"),
+        pytest.param("", "", id="empty"),
+    ],
+)
+def test_spreadsheet_formulas_are_defused(text: str, expected: str) -> None:
+    assert spreadsheet_safe(text) == expected
+
+
+def test_csv_needs_one_text_per_token(window: WindowEmbeddings) -> None:
+    with pytest.raises(ValueError, match="4 token texts for 5 tokens"):
+        matrices_csv(window, ["a"] * 4)
+
+
+def _outside_plotly_bundle(page: str) -> str:
+    """The page without the inlined plotly.js library (the one script that starts with its
+    licence banner)."""
+    bundle = re.compile(r"<script[^>]*>\s*/\*\*\s*\* plotly\.js v[\d.]+.*?</script>", re.S)
+    stripped, count = bundle.subn("", page)
+    assert count == 1
+    return stripped
+
+
+def test_html_is_standalone_and_offline(window: WindowEmbeddings) -> None:
+    figure = embeddings_figure(window, ["I", "␣HAD", "<b>", "I", "x"])
+    page = figure_html(figure, title="posviz <T=8>").decode("utf-8")
+    assert page.lstrip().lower().startswith("<!doctype html>")
+    assert "<title>posviz &lt;T=8&gt;</title>" in page
+    assert "plotly.js v" in page  # the library itself is inlined
+    assert len(page) > 1_000_000
+    assert not re.search(r"<script[^>]*\bsrc\s*=", page, re.I)  # nothing is fetched
+    assert not re.search(r"<link[^>]*\bhref\s*=", page, re.I)
+    rest = _outside_plotly_bundle(page)
+    assert "cdn.plot.ly" not in rest
+    assert "http" not in rest
+    assert "mathjax" not in rest.lower().replace("mathjaxconfig: 'local'", "")
+    assert "Plotly.newPlot" in rest
+    assert "input embeddings = sum" in rest  # the figure is in the page
+    assert "&lt;b&gt;" in rest  # token text stays escaped
+
+
+def test_html_of_a_similarity_like_figure_keeps_its_data() -> None:
+    figure = go.Figure(go.Heatmap(z=[[0.25, -0.5]], name="probe-trace"))
+    rest = _outside_plotly_bundle(figure_html(figure).decode("utf-8"))
+    assert "probe-trace" in rest
