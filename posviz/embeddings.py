@@ -106,7 +106,8 @@ class SeededEmbeddings:
         """``token_embedding_layer(torch.tensor(token_ids))``, shape ``[n, emb_dim]``."""
         ids = torch.as_tensor(list(token_ids), dtype=torch.long)
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size):
-            raise ValueError(f"token ids must be in 0..{self.vocab_size - 1}")
+            bad = int(ids[(ids < 0) | (ids >= self.vocab_size)][0])
+            raise ValueError(f"token ids must be in 0..{self.vocab_size - 1}, got {bad}")
         token_embeddings = torch.empty(len(ids), self.emb_dim)  # [n, d]
         starts = torch.as_tensor(self.block_starts)
         block_of = torch.searchsorted(starts, ids, right=True) - 1  # block index of each id

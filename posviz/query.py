@@ -11,6 +11,7 @@ ever evaluated.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from typing import Final
@@ -32,6 +33,7 @@ _INT_RANGES: Final = {
     "stride": (1, CONTEXT_LENGTH_RANGE[1]),
     "window": (0, 10_000_000),
 }
+_WHOLE_NUMBER: Final = re.compile(r"-?[0-9]{1,20}")  # ASCII digits, one optional minus sign
 KNOWN_KEYS: Final = frozenset(f.name for f in fields(Settings)) | {"lecture"}
 
 
@@ -43,7 +45,7 @@ def _one(value: str | Sequence[str]) -> str:
 def _parse_int(key: str, raw: str, default: object) -> tuple[int | None, str | None]:
     low, high = _INT_RANGES[key]
     text = raw.strip()
-    if not (text.isascii() and text.lstrip("-").isdigit()) or len(text) > 20:
+    if _WHOLE_NUMBER.fullmatch(text) is None:
         return None, f"{key}: {raw[:40]!r} is not a whole number; using {default}"
     number = int(text)
     if not low <= number <= high:
@@ -77,7 +79,8 @@ def settings_from_query(
                     f"scheme: {raw[:40]!r} is not one of {', '.join(SCHEMES)}; using learned"
                 )
         elif key in _INT_RANGES:
-            number, notice = _parse_int(key, raw, getattr(settings, key) or "auto")
+            current = getattr(settings, key)
+            number, notice = _parse_int(key, raw, "auto" if current is None else current)
             if notice:
                 notices.append(notice)
             else:

@@ -1,0 +1,167 @@
+"""posviz.config: defaults valid; every bound inclusive; the error names the value and range.
+
+The ranges are written here from the issue (context length 1-1024 = GPT-2's context, emb_dim
+2-768 = GPT-2 small), not read from the code under test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from posviz import config
+from posviz.config import MAX_TEXT_CHARS, Settings, SettingsError, validate, with_changes
+
+RANGES = {
+    "context_length": (1, 1024),
+    "emb_dim": (2, 768),
+    "seed": (0, 2**32 - 1),
+    "stride": (1, 1024),
+}
+
+
+def test_constants_match_the_issue() -> None:
+    assert RANGES["context_length"] == config.CONTEXT_LENGTH_RANGE
+    assert RANGES["emb_dim"] == config.EMB_DIM_RANGE
+    assert config.GPT2_VOCAB_SIZE == 50257
+    assert config.SCHEMES == ("learned", "sinusoidal", "none", "rope")
+
+
+def test_seed_range_is_accepted_by_torch() -> None:
+    low, high = config.SEED_RANGE
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(low)
+        torch.manual_seed(high)
+        assert torch.initial_seed() == high
+
+
+def test_defaults_are_valid() -> None:
+    settings = Settings()
+    assert validate(settings) is settings
+    assert settings.scheme == "learned"
+    assert settings.seed == 123  # the book's seed
+    assert settings.effective_stride == settings.context_length
+
+
+def test_settings_are_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Settings().emb_dim = 3  # type: ignore[misc]
+
+
+BOUNDS = [
+    pytest.param(name, value, id=f"{name}={value}")
+    for name, (low, high) in RANGES.items()
+    for value in (low, high)
+]
+OUTSIDE = [
+    pytest.param(name, value, low, high, id=f"{name}={value}")
+    for name, (low, high) in RANGES.items()
+    for value in (low - 1, high + 1)
+]
+
+
+@pytest.mark.parametrize(("name", "value"), BOUNDS)
+def test_bounds_are_inclusive(name: str, value: int) -> None:
+    settings = with_changes(Settings(), **{name: value})
+    assert getattr(settings, name) == value
+
+
+@pytest.mark.parametrize(("name", "value", "low", "high"), OUTSIDE)
+def test_just_outside_raises_naming_value_and_range(
+    name: str, value: int, low: int, high: int
+) -> None:
+    with pytest.raises(SettingsError) as error:
+        validate(dataclasses.replace(Settings(), **{name: value}))
+    message = str(error.value)
+    assert name in message
+    assert str(value) in message
+    assert f"{low} to {high}" in message
+
+
+@pytest.mark.parametrize("name", list(RANGES))
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(True, id="bool-True"),
+        pytest.param(False, id="bool-False"),
+        pytest.param(4.0, id="float"),
+        pytest.param(4.5, id="float-fraction"),
+        pytest.param("4", id="str"),
+        pytest.param(None, id="None"),
+    ],
+)
+def test_non_integers_are_rejected(name: str, value: object) -> None:
+    if name == "stride" and value is None:
+        assert validate(Settings(stride=None)).effective_stride == 16  # None means "= T"
+        return
+    with pytest.raises(SettingsError) as error:
+        validate(dataclasses.replace(Settings(), **{name: value}))
+    message = str(error.value)
+    assert name in message and repr(value) in message and "whole number" in message
+
+
+@pytest.mark.parametrize(
+    ("window", "ok"),
+    [
+        pytest.param(0, True, id="0"),
+        pytest.param(10**6, True, id="large"),
+        pytest.param(-1, False, id="negative"),
+        pytest.param(True, False, id="bool"),
+        pytest.param(1.0, False, id="float"),
+    ],
+)
+def test_window(window: object, ok: bool) -> None:
+    settings = dataclasses.replace(Settings(), window=window)
+    if ok:
+        assert validate(settings).window == window
+    else:
+        with pytest.raises(SettingsError, match=rf"window .*got {window!r}"):
+            validate(settings)
+
+
+@pytest.mark.parametrize("scheme", ["learned", "sinusoidal", "none", "rope"])
+def test_every_scheme_is_valid(scheme: str) -> None:
+    assert with_changes(Settings(), scheme=scheme).scheme == scheme
+
+
+@pytest.mark.parametrize("scheme", ["", "Learned", "alibi", None])
+def test_unknown_scheme_is_rejected(scheme: object) -> None:
+    with pytest.raises(SettingsError, match=r"scheme must be one of learned, sinusoidal"):
+        with_changes(Settings(), scheme=scheme)
+
+
+def test_text_at_the_limit_is_valid() -> None:
+    assert MAX_TEXT_CHARS == 25_000
+    assert len(with_changes(Settings(), text="a" * MAX_TEXT_CHARS).text) == MAX_TEXT_CHARS
+
+
+def test_text_over_the_limit_raises_with_both_numbers() -> None:
+    with pytest.raises(SettingsError) as error:
+        with_changes(Settings(), text="a" * (MAX_TEXT_CHARS + 1))
+    message = str(error.value)
+    assert "25,001" in message and "25,000" in message
+
+
+def test_text_must_be_a_string() -> None:
+    with pytest.raises(SettingsError, match="text must be a string, got bytes"):
+        validate(dataclasses.replace(Settings(), text=b"abc"))  # type: ignore[arg-type]
+
+
+def test_empty_and_odd_texts_are_valid_settings() -> None:
+    for text in ["", "   ", "\x00", "\ud800", "<script>", "😀"]:
+        assert with_changes(Settings(), text=text).text == text
+
+
+def test_with_changes_returns_a_validated_copy() -> None:
+    original = Settings()
+    changed = with_changes(original, emb_dim=256, context_length=4, stride=4)
+    assert (changed.emb_dim, changed.context_length, changed.effective_stride) == (256, 4, 4)
+    assert original == Settings()
+    with pytest.raises(SettingsError):
+        with_changes(original, emb_dim=1)
+
+
+def test_settings_error_is_a_value_error() -> None:
+    assert issubclass(SettingsError, ValueError)

@@ -1,0 +1,283 @@
+"""posviz.query: untrusted query strings give valid settings, with a notice for what was not
+used; settings survive a trip through a real URL."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlencode
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from posviz.config import Settings, validate
+from posviz.query import query_from_settings, settings_from_query
+
+DEFAULT = Settings()
+
+
+def test_empty_query_gives_defaults() -> None:
+    assert settings_from_query({}) == (DEFAULT, [])
+
+
+def test_valid_values() -> None:
+    settings, notices = settings_from_query(
+        {
+            "text": "Every effort moves you",
+            "context_length": "4",
+            "emb_dim": "256",
+            "seed": "0",
+            "stride": "2",
+            "window": "3",
+            "scheme": "rope",
+            "lecture": "1",
+        }
+    )
+    assert notices == []
+    assert settings == Settings(
+        text="Every effort moves you",
+        context_length=4,
+        emb_dim=256,
+        seed=0,
+        stride=2,
+        window=3,
+        scheme="rope",
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "raw", "expected"),
+    [
+        pytest.param("context_length", "1", 1, id="T-low"),
+        pytest.param("context_length", "1024", 1024, id="T-high"),
+        pytest.param("emb_dim", "2", 2, id="d-low"),
+        pytest.param("emb_dim", "768", 768, id="d-high"),
+        pytest.param("seed", "4294967295", 2**32 - 1, id="seed-high"),
+        pytest.param("stride", "1024", 1024, id="stride-high"),
+        pytest.param("emb_dim", " 8 ", 8, id="surrounding-spaces"),
+        pytest.param("emb_dim", "008", 8, id="leading-zeros"),
+    ],
+)
+def test_valid_numbers(key: str, raw: str, expected: int) -> None:
+    settings, notices = settings_from_query({key: raw})
+    assert notices == []
+    assert getattr(settings, key) == expected
+
+
+BAD_NUMBERS = [
+    pytest.param("abc", id="word"),
+    pytest.param("", id="empty"),
+    pytest.param("   ", id="spaces"),
+    pytest.param("4.0", id="float"),
+    pytest.param("4.5", id="fraction"),
+    pytest.param("1e3", id="exponent"),
+    pytest.param("nan", id="nan"),
+    pytest.param("inf", id="inf"),
+    pytest.param("0x10", id="hex"),
+    pytest.param("1_000", id="underscore"),
+    pytest.param("--5", id="double-minus"),
+    pytest.param("-", id="minus-only"),
+    pytest.param("5-", id="trailing-minus"),
+    pytest.param("+-5", id="plus-minus"),
+    pytest.param("١٢", id="arabic-indic-digits"),
+    pytest.param("²", id="superscript"),
+    pytest.param("9" * 30, id="30-digits"),
+    pytest.param("%zz", id="broken-percent-encoding"),
+    pytest.param("%E0%A4%A", id="truncated-percent-utf8"),
+    pytest.param("\ufffd\ufffd", id="replacement-chars"),
+    pytest.param("\x00", id="nul"),
+    pytest.param("<script>alert(1)</script>", id="script"),
+]
+
+
+@pytest.mark.parametrize("key", ["context_length", "emb_dim", "seed", "stride", "window"])
+@pytest.mark.parametrize("raw", BAD_NUMBERS)
+def test_non_numbers_fall_back_with_a_notice(key: str, raw: str) -> None:
+    settings, notices = settings_from_query({key: raw})
+    assert settings == DEFAULT
+    assert len(notices) == 1
+    notice = notices[0]
+    assert notice.startswith(f"{key}: ")
+    assert "not a whole number" in notice
+    shown_default = "auto" if key == "stride" else str(getattr(DEFAULT, key))
+    assert notice.endswith(f"using {shown_default}")
+
+
+@pytest.mark.parametrize(
+    ("key", "raw", "low", "high"),
+    [
+        pytest.param("context_length", "0", 1, 1024, id="T-zero"),
+        pytest.param("context_length", "1025", 1, 1024, id="T-over"),
+        pytest.param("emb_dim", "1", 2, 768, id="d-one"),
+        pytest.param("emb_dim", "-8", 2, 768, id="d-negative"),
+        pytest.param("emb_dim", "99999999999999999999", 2, 768, id="d-20-digits"),
+        pytest.param("seed", "-1", 0, 2**32 - 1, id="seed-negative"),
+        pytest.param("seed", "4294967296", 0, 2**32 - 1, id="seed-over"),
+        pytest.param("stride", "0", 1, 1024, id="stride-zero"),
+        pytest.param("window", "-1", 0, 10_000_000, id="window-negative"),
+    ],
+)
+def test_out_of_range_falls_back_naming_value_and_range(
+    key: str, raw: str, low: int, high: int
+) -> None:
+    settings, notices = settings_from_query({key: raw})
+    assert settings == DEFAULT
+    assert len(notices) == 1
+    assert notices[0].startswith(f"{key}: {int(raw)} ")
+    assert f"{low}–{high}" in notices[0]
+
+
+def test_repeated_keys_use_the_last_value_and_say_so() -> None:
+    settings, notices = settings_from_query({"emb_dim": ["8", "16"], "seed": ["1", "x", "7"]})
+    assert (settings.emb_dim, settings.seed) == (16, 7)
+    assert "emb_dim: given 2 times; using the last" in notices
+    assert "seed: given 3 times; using the last" in notices
+    assert len(notices) == 2
+
+
+def test_repeated_key_whose_last_value_is_bad() -> None:
+    settings, notices = settings_from_query({"emb_dim": ["8", "x"]})
+    assert settings.emb_dim == DEFAULT.emb_dim
+    assert any(n.startswith("emb_dim: 'x' is not a whole number") for n in notices)
+
+
+def test_empty_list_value() -> None:
+    settings, notices = settings_from_query({"emb_dim": []})
+    assert settings == DEFAULT
+    assert notices and notices[0].startswith("emb_dim: ")
+
+
+@pytest.mark.parametrize("key", ["foo", "EMB_DIM", "", "<b>x</b>", "k" * 500, "__class__"])
+def test_unknown_keys_are_ignored_with_a_notice(key: str) -> None:
+    settings, notices = settings_from_query({key: "1"})
+    assert settings == DEFAULT
+    assert notices == [f"unknown parameter {key[:40]!r} ignored"]
+
+
+@pytest.mark.parametrize("raw", ["", "ROPE", "alibi", "learned ", "%72ope"])
+def test_bad_scheme(raw: str) -> None:
+    settings, notices = settings_from_query({"scheme": raw})
+    assert settings.scheme == "learned"
+    assert len(notices) == 1 and notices[0].startswith("scheme: ")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("", id="empty"),
+        pytest.param("<script>alert(1)</script> **b**", id="markup"),
+        pytest.param("%zz %E0%A4%A \ufffd", id="broken-percent-encoding"),
+        pytest.param("\x00\ud800", id="nul-and-lone-surrogate"),
+        pytest.param("a" * 25_000, id="at-the-limit"),
+    ],
+)
+def test_text_is_taken_as_it_is(text: str) -> None:
+    settings, notices = settings_from_query({"text": text})
+    assert notices == []
+    assert settings.text == text
+
+
+def test_text_too_long_falls_back_with_a_notice() -> None:
+    settings, notices = settings_from_query({"text": "a" * 25_001, "emb_dim": "8"})
+    assert settings.text == DEFAULT.text
+    assert settings.emb_dim == 8
+    assert len(notices) == 1 and notices[0].startswith("text: ")
+    assert "25,000" in notices[0]
+
+
+def test_broken_percent_encoding_through_a_real_parser() -> None:
+    params = parse_qs(
+        "emb_dim=%zz&seed=%E0%A4%A&text=%ff%fe%41&context_length=%34", keep_blank_values=True
+    )
+    settings, notices = settings_from_query(params)
+    assert settings.context_length == 4  # %34 is "4"
+    assert settings.text == "\ufffd\ufffdA"
+    assert (settings.emb_dim, settings.seed) == (DEFAULT.emb_dim, DEFAULT.seed)
+    assert sorted(n.split(":")[0] for n in notices) == ["emb_dim", "seed"]
+
+
+def test_base_settings_are_the_fallback() -> None:
+    base = Settings(emb_dim=32, seed=5)
+    settings, notices = settings_from_query({"emb_dim": "x", "context_length": "8"}, base)
+    assert settings == Settings(emb_dim=32, seed=5, context_length=8)
+    assert notices == ["emb_dim: 'x' is not a whole number; using 32"]
+
+
+QUERY_VALUES = st.one_of(
+    st.text(max_size=30),
+    st.integers(-(10**25), 10**25).map(str),
+    st.lists(st.text(max_size=10), max_size=3),
+)
+
+
+@given(
+    st.dictionaries(
+        st.one_of(
+            st.sampled_from(
+                ["text", "context_length", "emb_dim", "seed", "stride", "window", "scheme"]
+            ),
+            st.text(max_size=10),
+        ),
+        QUERY_VALUES,
+        max_size=8,
+    )
+)
+def test_any_query_gives_valid_settings(params: dict[str, str | list[str]]) -> None:
+    settings, notices = settings_from_query(params)
+    assert validate(settings) == settings
+    assert all(isinstance(notice, str) for notice in notices)
+
+
+# --- round trips ----------------------------------------------------------------------
+
+ROUND_TRIPS = [
+    pytest.param(Settings(), id="defaults"),
+    pytest.param(
+        Settings(text="Every effort moves you", context_length=4, emb_dim=256, stride=4),
+        id="book-2.8-like",
+    ),
+    pytest.param(
+        Settings(
+            text="a & b = c?#x %20 + é 😀 <|endoftext|>\n\t",
+            context_length=1024,
+            emb_dim=2,
+            seed=2**32 - 1,
+            stride=1,
+            window=7,
+            scheme="rope",
+        ),
+        id="url-special-characters",
+    ),
+    pytest.param(Settings(text="", seed=0, scheme="none"), id="empty-text-seed-0"),
+    pytest.param(Settings(scheme="sinusoidal", emb_dim=5, stride=3), id="sinusoidal-odd-d"),
+    pytest.param(Settings(text="x" * 2_000), id="text-at-url-limit"),
+]
+
+
+@pytest.mark.parametrize("settings", ROUND_TRIPS)
+def test_round_trip(settings: Settings) -> None:
+    assert settings_from_query(query_from_settings(settings)) == (settings, [])
+
+
+@pytest.mark.parametrize("settings", ROUND_TRIPS)
+def test_round_trip_through_a_real_url(settings: Settings) -> None:
+    url_query = urlencode(query_from_settings(settings))
+    assert settings_from_query(parse_qs(url_query, keep_blank_values=True)) == (settings, [])
+
+
+def test_defaults_are_left_out() -> None:
+    assert query_from_settings(Settings()) == {}
+    assert query_from_settings(Settings(emb_dim=8)) == {"emb_dim": "8"}
+
+
+def test_long_text_is_left_out() -> None:
+    settings = Settings(text="y" * 2_001, emb_dim=8)
+    params = query_from_settings(settings)
+    assert "text" not in params
+    assert params == {"emb_dim": "8"}
+    assert settings_from_query(params)[0] == Settings(emb_dim=8)
+
+
+def test_lecture_flag() -> None:
+    params = query_from_settings(Settings(), lecture=True)
+    assert params == {"lecture": "1"}
+    assert settings_from_query(params) == (Settings(), [])

@@ -1,0 +1,173 @@
+"""posviz.token_text: tokens are shown literally, with invisible characters made visible."""
+
+from __future__ import annotations
+
+import html
+import re
+import string
+import unicodedata
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from posviz.token_text import for_markdown, for_plotly, visible
+from posviz.tokenizer import encode, token_bytes
+
+INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}
+
+
+@pytest.mark.parametrize(
+    ("token", "shown"),
+    [
+        pytest.param(b" ", "␣", id="space"),
+        pytest.param(b" the", "␣the", id="leading-space"),
+        pytest.param(b"  ", "␣␣", id="two-spaces"),
+        pytest.param(b"\n", "↵", id="newline"),
+        pytest.param(b"\n\n", "↵↵", id="newlines"),
+        pytest.param(b"\t", "⇥", id="tab"),
+        pytest.param(b"\r\n", "␍↵", id="crlf"),
+        pytest.param(b"rose", "rose", id="plain"),
+        pytest.param("大型".encode(), "大型", id="cjk"),
+        pytest.param("🦜".encode(), "🦜", id="whole-emoji"),
+        pytest.param(b"\x00", "\\x00", id="nul"),
+        pytest.param(b"\x1b", "\\x1b", id="escape"),
+        pytest.param(b"\x7f", "\\x7f", id="del"),
+        pytest.param("\u0085".encode(), "\\x85", id="c1-next-line"),
+        pytest.param("\u00a0".encode(), "\\xa0", id="no-break-space"),
+        pytest.param("\u202e".encode(), "\\u202e", id="rtl-override"),
+        pytest.param("\u202d".encode(), "\\u202d", id="ltr-override"),
+        pytest.param("\u2066".encode(), "\\u2066", id="ltr-isolate"),
+        pytest.param("\u200b".encode(), "\\u200b", id="zero-width-space"),
+        pytest.param("\u200c".encode(), "\\u200c", id="zero-width-non-joiner"),
+        pytest.param("\u200d".encode(), "\\u200d", id="zero-width-joiner"),
+        pytest.param("\u2060".encode(), "\\u2060", id="word-joiner"),
+        pytest.param("\ufeff".encode(), "\\ufeff", id="byte-order-mark"),
+        pytest.param("\u2028".encode(), "\\u2028", id="line-separator"),
+        pytest.param("\u3000".encode(), "\\u3000", id="ideographic-space"),
+        pytest.param(b"\xf0\x9f", "\\xf0\\x9f", id="emoji-first-half"),
+        pytest.param(b"\xa6", "\\xa6", id="continuation-byte"),
+        pytest.param(b"\xff", "\\xff", id="never-utf8"),
+    ],
+)
+def test_visible(token: bytes, shown: str) -> None:
+    assert visible(token) == shown
+
+
+def test_emoji_split_across_tokens_shows_its_bytes() -> None:
+    """🦜 is three GPT-2 tokens: none of them is a whole character."""
+    pieces = token_bytes(encode("🦜"))
+    assert len(pieces) > 1
+    assert b"".join(pieces) == "🦜".encode()
+    for piece in pieces:
+        with pytest.raises(UnicodeDecodeError):
+            piece.decode("utf-8")
+        assert visible(piece) == "".join(f"\\x{byte:02x}" for byte in piece)
+
+
+def test_rtl_override_cannot_reorder_what_follows() -> None:
+    token_ids = encode("\u202eevil")
+    shown = "".join(visible(piece) for piece in token_bytes(token_ids))
+    assert "\u202e" not in shown
+    assert shown.endswith("evil")
+
+
+@given(st.binary(max_size=12))
+def test_visible_never_outputs_invisible_characters(token: bytes) -> None:
+    shown = visible(token)
+    assert all(unicodedata.category(ch) not in INVISIBLE for ch in shown)
+
+
+@given(st.text(max_size=12))
+def test_visible_keeps_visible_text(text: str) -> None:
+    if all(unicodedata.category(ch) not in INVISIBLE for ch in text):
+        assert visible(text.encode()) == text
+    else:
+        assert visible(text.encode()) != text
+
+
+# --- Plotly labels --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "escaped"),
+    [
+        pytest.param("<b>bold</b>", "&lt;b&gt;bold&lt;/b&gt;", id="bold"),
+        pytest.param("<br>", "&lt;br&gt;", id="br"),
+        pytest.param("a & b", "a &amp; b", id="ampersand"),
+        pytest.param("&lt;", "&amp;lt;", id="already-an-entity"),
+        pytest.param("<a href='javascript:x'>", "&lt;a href='javascript:x'&gt;", id="link"),
+        pytest.param("plain", "plain", id="plain"),
+    ],
+)
+def test_for_plotly(text: str, escaped: str) -> None:
+    assert for_plotly(text) == escaped
+
+
+@given(st.text(alphabet=st.sampled_from("<>&;abr/ \"'#x0"), max_size=30) | st.text())
+def test_for_plotly_property(text: str) -> None:
+    escaped = for_plotly(text)
+    assert "<" not in escaped and ">" not in escaped
+    assert re.search(r"&(?!amp;|lt;|gt;)", escaped) is None  # every & starts our own entity
+    assert html.unescape(escaped) == text
+
+
+# --- Streamlit Markdown ---------------------------------------------------------------
+
+
+def assert_every_punctuation_escaped(escaped: str, original: str) -> None:
+    """Reading left to right, each ASCII punctuation character is the second of a
+    backslash pair; dropping the backslashes gives the original back."""
+    i = 0
+    unescaped = []
+    while i < len(escaped):
+        ch = escaped[i]
+        if ch == "\\":
+            assert i + 1 < len(escaped), f"dangling backslash in {escaped!r}"
+            assert escaped[i + 1] in string.punctuation, f"bad escape in {escaped!r}"
+            unescaped.append(escaped[i + 1])
+            i += 2
+        else:
+            assert ch not in string.punctuation, f"unescaped {ch!r} in {escaped!r}"
+            unescaped.append(ch)
+            i += 1
+    assert "".join(unescaped) == original
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("**b**", id="bold"),
+        pytest.param("_em_ __strong__", id="underscores"),
+        pytest.param("[x](javascript:alert(1))", id="link"),
+        pytest.param("![img](http://x/y.png)", id="image"),
+        pytest.param("$x$ $$y$$", id="latex"),
+        pytest.param(":red[x] :material/home:", id="streamlit-colour-and-icon"),
+        pytest.param("<script>alert(1)</script>", id="script"),
+        pytest.param("`code` ```block```", id="code"),
+        pytest.param("# heading", id="heading"),
+        pytest.param("> quote", id="quote"),
+        pytest.param("- item + item * item", id="list"),
+        pytest.param("1. item", id="ordered-list"),
+        pytest.param("~~strike~~", id="strike"),
+        pytest.param("| a | b |", id="table"),
+        pytest.param("a\\b \\*", id="backslashes"),
+        pytest.param("&amp; &#60;", id="entities"),
+        pytest.param("<https://example.com>", id="autolink"),
+        pytest.param(string.punctuation, id="all-ascii-punctuation"),
+        pytest.param("␣rose↵", id="stand-ins"),
+    ],
+)
+def test_for_markdown_escapes_every_punctuation(text: str) -> None:
+    escaped = for_markdown(text)
+    assert_every_punctuation_escaped(escaped, text)
+
+
+def test_for_markdown_exact_example() -> None:
+    assert for_markdown("**b**") == "\\*\\*b\\*\\*"
+    assert for_markdown("a\\b") == "a\\\\b"
+
+
+@given(st.text())
+def test_for_markdown_property(text: str) -> None:
+    assert_every_punctuation_escaped(for_markdown(text), text)
