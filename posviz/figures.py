@@ -29,7 +29,7 @@ from posviz.pipeline import WindowEmbeddings
 from posviz.token_text import for_plotly
 
 MAX_CELLS: Final = 65_536  # exact values per panel, about 350 kB of JSON each
-HOVER_CELLS: Final = 16_384  # three-way hover (3 values per cell per panel) up to this size
+HOVER_CELLS: Final = 12_288  # three-way hover (4 floats per cell per panel) up to this size
 COLORSCALE: Final = "RdBu_r"  # ColorBrewer RdBu: diverging, colour-blind safe; red = positive
 MAX_TICKS: Final = 48  # position labels drawn; hover always names the row
 

@@ -1,11 +1,13 @@
 """Shared fixtures: an AppTest factory, and a real `streamlit run` server with a Chromium page.
 
 Browser tests are marked ``browser``; they skip (saying why) only where /usr/bin/chromium or
-Playwright is missing. CI installs both, so there they always run.
+Playwright is missing. CI installs both and sets ``POSVIZ_REQUIRE_BROWSER=1``, which turns that
+skip into a failure, so in CI they always run.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import socket
@@ -15,8 +17,11 @@ import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import NoReturn
 
+import numpy as np
 import pytest
+from hypothesis import settings as hypothesis_settings
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,7 +37,36 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+# Hypothesis keeps no example database: tests write nothing into the working tree.
+hypothesis_settings.register_profile("posviz", database=None)
+hypothesis_settings.load_profile("posviz")
+
 APP_TIMEOUT = 120  # seconds: the first run imports torch
+REQUIRE_BROWSER = os.environ.get("POSVIZ_REQUIRE_BROWSER", "") not in ("", "0")
+
+
+def decode_plotly_array(value: object) -> np.ndarray:
+    """A plotly array as numpy: a list, or the typed-array spec ``{dtype, bdata, shape}``."""
+    if not isinstance(value, dict):
+        return np.asarray(value)
+    flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+    shape = value.get("shape")
+    if shape is None:
+        return flat
+    return flat.reshape([int(n) for n in str(shape).split(",")])
+
+
+@pytest.fixture
+def decode_array() -> Callable[[object], np.ndarray]:
+    """:func:`decode_plotly_array`, for figure JSON (``z``, ``x``, ``customdata``)."""
+    return decode_plotly_array
+
+
+def _no_browser(reason: str) -> NoReturn:
+    """Skip, or fail in CI (``POSVIZ_REQUIRE_BROWSER=1``) where a skip would hide the test."""
+    if REQUIRE_BROWSER:
+        pytest.fail(f"POSVIZ_REQUIRE_BROWSER is set but {reason}", pytrace=False)
+    pytest.skip(reason)
 
 
 @pytest.fixture
@@ -117,10 +151,11 @@ def server_url() -> Iterator[str]:
 def browser() -> Iterator[object]:
     """A headless Debian Chromium driven by Playwright (skips, saying why, if absent)."""
     if not (Path(CHROMIUM).exists() or shutil.which("chromium")):
-        pytest.skip(f"no Chromium at {CHROMIUM}: install it with `apt-get install -y chromium`")
-    sync_api = pytest.importorskip(
-        "playwright.sync_api", reason="Playwright is not installed (pip install playwright)"
-    )
+        _no_browser(f"no Chromium at {CHROMIUM}: install it with `apt-get install -y chromium`")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        _no_browser("Playwright is not installed (pip install -r requirements-dev.txt)")
     with sync_api.sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:

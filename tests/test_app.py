@@ -1,0 +1,370 @@
+"""app.py driven through Streamlit's AppTest: widgets by key, the chart's numbers decoded.
+
+Every chart is checked against an independent torch reference built here, exactly as the
+book writes it: ``torch.manual_seed(seed); nn.Embedding(50257, d); nn.Embedding(T, d)``.
+Token ids come from ``posviz.tokenizer.encode`` (itself checked against tiktoken's ``gpt2``
+in the tokenizer tests); the embeddings never come from posviz.
+
+The app turns any unexpected exception into an ``st.error``, so "no exception" here means
+both ``not at.exception`` and no error element (unless the test expects a message).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import string
+from collections.abc import Callable
+from functools import lru_cache
+
+import numpy as np
+import pytest
+import torch
+from streamlit.testing.v1 import AppTest
+
+from posviz.tokenizer import encode, get_encoding
+
+AppFactory = Callable[..., AppTest]
+Decode = Callable[[object], np.ndarray]
+VOCAB_SIZE = 50257  # GPT-2, written out here rather than imported
+DEFAULT_TEXT = "A rose is a rose is a rose."
+CHIP = re.compile(r":(\w+)-badge\[(\d+) · (.*?) · (\d+)\]")
+
+
+# --- independent references ------------------------------------------------------------
+
+
+@lru_cache(maxsize=8)
+def book_tables(seed: int, emb_dim: int, context_length: int) -> tuple[np.ndarray, np.ndarray]:
+    """The book's two layers: token table [50257, d] and positional table [T, d]."""
+    torch.manual_seed(seed)
+    token_embedding_layer = torch.nn.Embedding(VOCAB_SIZE, emb_dim)
+    pos_embedding_layer = torch.nn.Embedding(context_length, emb_dim)
+    return (
+        token_embedding_layer.weight.detach().numpy(),
+        pos_embedding_layer.weight.detach().numpy(),
+    )
+
+
+def book_window(
+    seed: int, emb_dim: int, context_length: int, token_ids: list[int]
+) -> list[np.ndarray]:
+    """token, positional and input embeddings of one window, rows = positions 0..n-1."""
+    token_table, pos_table = book_tables(seed, emb_dim, context_length)
+    token_embeddings = token_table[token_ids]
+    pos_embeddings = pos_table[: len(token_ids)]
+    return [token_embeddings, pos_embeddings, token_embeddings + pos_embeddings]
+
+
+def visible_tokens(token_ids: list[int]) -> list[str]:
+    """How a lecturer expects to read each token: spaces as ␣, newlines as ↵."""
+    encoding = get_encoding()
+    texts = [encoding.decode_single_token_bytes(t).decode("utf-8") for t in token_ids]
+    return [t.replace(" ", "␣").replace("\n", "↵") for t in texts]
+
+
+# --- reading the page --------------------------------------------------------------------
+
+
+def assert_ok(at: AppTest) -> None:
+    """No exception element, and no error message from the app's last-resort handler."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def page_text(at: AppTest) -> str:
+    parts = [element.value for element in (*at.title, *at.markdown, *at.caption)]
+    parts += [element.value for element in (*at.info, *at.warning, *at.error)]
+    return "\n".join(str(part) for part in parts)
+
+
+def chips(at: AppTest) -> list[tuple[int, str, int]]:
+    """(position, markdown text, token id) of each token chip of the shown window."""
+    for element in at.markdown:
+        found = CHIP.findall(element.value)
+        if found and "Dropped" not in element.value:
+            return [(int(pos), text, int(tid)) for _, pos, text, tid in found]
+    raise AssertionError("no token chips on the page")
+
+
+def chart(at: AppTest) -> dict[str, object]:
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1, f"{len(charts)} charts"
+    assert charts[0].proto.id.endswith("-embeddings"), charts[0].proto.id
+    return dict(json.loads(charts[0].proto.spec))
+
+
+def panels(at: AppTest, decode: Decode) -> list[np.ndarray]:
+    data = chart(at)["data"]
+    assert [trace["type"] for trace in data] == ["heatmap"] * 3
+    return [decode(trace["z"]) for trace in data]
+
+
+def assert_matches_book(
+    at: AppTest, decode: Decode, *, seed: int, emb_dim: int, context_length: int, ids: list[int]
+) -> None:
+    shown = panels(at, decode)
+    expected = book_window(seed, emb_dim, context_length, ids)
+    for name, z, reference in zip(("token", "positional", "input"), shown, expected, strict=True):
+        assert z.dtype == np.float32, name
+        assert z.shape == (len(ids), emb_dim), name
+        torch.testing.assert_close(
+            torch.from_numpy(z.copy()), torch.from_numpy(reference), msg=name
+        )
+
+
+# --- the default view ----------------------------------------------------------------------
+
+
+def test_default_page_shows_the_books_numbers(app_test: AppFactory, decode_array: Decode) -> None:
+    at = app_test()
+    assert_ok(at)
+    ids = encode(DEFAULT_TEXT)
+    assert [tid for _, _, tid in chips(at)] == ids
+    assert_matches_book(at, decode_array, seed=123, emb_dim=64, context_length=16, ids=ids)
+    text = page_text(at)
+    n = len(ids)
+    assert f"`inputs [1, {n}]`" in text
+    assert f"`token embeddings [1, {n}, 64]`" in text
+    assert f"`positional embeddings [{n}, 64]`" in text
+    assert f"`input embeddings [1, {n}, 64]`" in text
+
+
+def test_tick_labels_are_position_and_visible_token(app_test: AppFactory) -> None:
+    at = app_test()
+    assert_ok(at)
+    ids = encode(DEFAULT_TEXT)
+    expected = [f"{i} · {html.escape(t)}" for i, t in enumerate(visible_tokens(ids))]
+    spec = chart(at)
+    for trace in spec["data"]:
+        assert trace["y"] == expected
+    assert spec["layout"]["yaxis"]["ticktext"] == expected
+    assert "1 · ␣rose" in expected and "4 · ␣rose" in expected  # repeated, yet two rows
+
+
+# --- every control changes the numbers as the book says --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("seed", "emb_dim", "context_length", "text"),
+    [
+        pytest.param(0, 2, 1, "Hello", id="T1-d2-seed0"),
+        pytest.param(123, 256, 4, "Every effort moves you", id="book-2.8-sizes"),
+        pytest.param(
+            2**32 - 1,
+            768,
+            1024,
+            "Hello, do you like tea? <|endoftext|> In the sunlit terraces of someunknownPlace.",
+            id="gpt2-sizes-max-seed",
+        ),
+        pytest.param(42, 3, 5, "naïve café 東京 🙂", id="unicode-d3"),
+    ],
+)
+def test_controls_reproduce_the_torch_reference(
+    app_test: AppFactory,
+    decode_array: Decode,
+    seed: int,
+    emb_dim: int,
+    context_length: int,
+    text: str,
+) -> None:
+    at = app_test()
+    at.text_area(key="text").input(text).run()
+    assert_ok(at)
+    at.slider(key="context_length").set_value(context_length).run()
+    assert_ok(at)
+    at.slider(key="emb_dim").set_value(emb_dim).run()
+    assert_ok(at)
+    at.number_input(key="seed").set_value(seed).run()
+    assert_ok(at)
+    ids = encode(text)[:context_length]  # window 0
+    assert [tid for _, _, tid in chips(at)] == ids
+    assert_matches_book(
+        at, decode_array, seed=seed, emb_dim=emb_dim, context_length=context_length, ids=ids
+    )
+
+
+def test_window_and_stride_pick_the_books_windows(
+    app_test: AppFactory, decode_array: Decode
+) -> None:
+    ids = encode(DEFAULT_TEXT)  # 9 tokens
+    at = app_test()
+    at.slider(key="context_length").set_value(4).run()
+    assert_ok(at)
+    assert at.slider(key="window").max == 1  # windows start at 0, 4; token 8 is dropped
+    at.slider(key="window").set_value(1).run()
+    assert_ok(at)
+    assert_matches_book(at, decode_array, seed=123, emb_dim=64, context_length=4, ids=ids[4:8])
+    assert [pos for pos, _, _ in chips(at)] == [0, 1, 2, 3]  # positions restart in each window
+
+    at.slider(key="stride").set_value(2).run()  # overlapping windows start at 0, 2, 4
+    assert_ok(at)
+    assert at.slider(key="window").max == 2
+    at.slider(key="window").set_value(2).run()
+    assert_ok(at)
+    assert_matches_book(at, decode_array, seed=123, emb_dim=64, context_length=4, ids=ids[4:8])
+    at.slider(key="window").set_value(1).run()
+    assert_matches_book(at, decode_array, seed=123, emb_dim=64, context_length=4, ids=ids[2:6])
+
+    at.slider(key="stride").set_value(5).run()  # windows start at 0, 5: token 4 is skipped
+    assert_ok(at)
+    at.slider(key="window").set_value(1).run()
+    assert_ok(at)
+    assert_matches_book(at, decode_array, seed=123, emb_dim=64, context_length=4, ids=ids[5:9])
+    assert "Skipped" in page_text(at)
+
+
+def test_changing_context_length_resets_stride_and_window(app_test: AppFactory) -> None:
+    at = app_test()
+    at.slider(key="context_length").set_value(2).run()
+    at.slider(key="window").set_value(3).run()
+    assert_ok(at)
+    at.slider(key="context_length").set_value(3).run()
+    assert_ok(at)
+    assert at.slider(key="stride").value == 3
+    assert at.slider(key="window").value == 0
+    assert len(chart(at)["data"][0]["y"]) == 3
+
+
+def test_book_2_8_preset_shows_the_books_shapes(app_test: AppFactory, decode_array: Decode) -> None:
+    at = app_test()
+    preset = at.selectbox(key="preset")
+    (name,) = [option for option in preset.options if "2.8" in option]
+    preset.set_value(name).run()
+    assert_ok(at)
+    text = page_text(at)
+    for shape in ("[8, 4]", "[8, 4, 256]", "[4, 256]"):
+        assert shape in text
+    assert "`inputs [8, 4]`" in text and "`input embeddings [8, 4, 256]`" in text
+    assert at.slider(key="window").max == 7
+    verdict = at.text_area(key="text").value
+    assert verdict.startswith("I HAD always thought Jack Gisburn")
+    ids = encode(verdict)
+    at.slider(key="window").set_value(7).run()
+    assert_ok(at)
+    assert_matches_book(at, decode_array, seed=123, emb_dim=256, context_length=4, ids=ids[28:32])
+
+
+# --- what the page says about the text --------------------------------------------------------
+
+
+def test_short_text_is_one_window_using_the_first_rows_of_the_table(app_test: AppFactory) -> None:
+    at = app_test()
+    at.text_area(key="text").input("Every effort moves you").run()
+    assert_ok(at)
+    assert "window" not in [slider.key for slider in at.slider]
+    text = page_text(at)
+    assert "`inputs [1, 4]`" in text
+    assert "rows 0–3 of the [16, 64] table" in text
+    assert len(chart(at)["data"][1]["y"]) == 4
+
+
+def test_dropped_tokens_are_shown(app_test: AppFactory) -> None:
+    at = app_test()
+    at.slider(key="context_length").set_value(4).run()  # 9 tokens: 2 windows, 1 dropped
+    assert_ok(at)
+    text = page_text(at)
+    assert "Dropped" in text
+    assert "1 token" in text
+    assert "~~\\.~~" in text  # the final "." struck through, escaped for Markdown
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t  "], ids=["empty", "whitespace"])
+def test_empty_text_gets_a_friendly_prompt_and_no_chart(app_test: AppFactory, text: str) -> None:
+    at = app_test()
+    at.text_area(key="text").input(text).run()
+    assert_ok(at)
+    assert at.info and "text" in at.info[0].value.lower()
+    assert not at.get("plotly_chart")
+
+
+def _unescape_markdown(text: str) -> str:
+    """Undo Markdown backslash escapes, failing on any unescaped ASCII punctuation."""
+    out, i = [], 0
+    while i < len(text):
+        char = text[i]
+        if char == "\\":
+            assert i + 1 < len(text) and text[i + 1] in string.punctuation, text
+            out.append(text[i + 1])
+            i += 2
+        else:
+            assert char not in string.punctuation, f"unescaped {char!r} in chip {text!r}"
+            out.append(char)
+            i += 1
+    return "".join(out)
+
+
+HOSTILE = (
+    "<script>alert(1)</script> <img src=x onerror=alert(1)> **bold** _it_ "
+    "[link](javascript:alert(1)) `code` $x^2$ :red[red] # title <b>b</b>&amp; %{y}"
+)
+
+
+def test_html_and_markdown_in_text_show_literally(app_test: AppFactory) -> None:
+    at = app_test()
+    at.text_area(key="text").input(HOSTILE).run()
+    assert_ok(at)
+    at.slider(key="context_length").set_value(256).run()
+    assert_ok(at)
+    shown = chips(at)
+    ids = encode(HOSTILE)
+    assert [tid for _, _, tid in shown] == ids
+    literal = "".join(_unescape_markdown(text) for _, text, _ in shown)
+    assert literal.replace("␣", " ") == HOSTILE
+    labels = chart(at)["data"][0]["y"]
+    assert "<" not in "".join(labels)
+    assert [html.unescape(label) for label in labels] == [
+        f"{i} · {t}" for i, t in enumerate(visible_tokens(ids))
+    ]
+
+
+def test_endoftext_is_the_special_token_50256(app_test: AppFactory, decode_array: Decode) -> None:
+    at = app_test()
+    at.text_area(key="text").input("tea? <|endoftext|> In").run()
+    assert_ok(at)
+    shown = chips(at)
+    assert 50256 in [tid for _, _, tid in shown]
+    ids = [tid for _, _, tid in shown]
+    position = ids.index(50256)
+    assert _unescape_markdown(shown[position][1]) == "<|endoftext|>"
+    assert chart(at)["data"][0]["y"][position] == f"{position} · &lt;|endoftext|&gt;"
+    assert_matches_book(at, decode_array, seed=123, emb_dim=64, context_length=16, ids=ids)
+
+
+# --- links ---------------------------------------------------------------------------------
+
+
+def test_query_parameters_restore_a_view(app_test: AppFactory, decode_array: Decode) -> None:
+    query = {"text": "Every effort moves you", "context_length": "4", "emb_dim": "8", "seed": "7"}
+    at = app_test(query)
+    assert_ok(at)
+    assert not at.warning
+    assert at.slider(key="context_length").value == 4
+    assert at.slider(key="emb_dim").value == 8
+    assert at.number_input(key="seed").value == 7
+    ids = encode("Every effort moves you")
+    assert_matches_book(at, decode_array, seed=7, emb_dim=8, context_length=4, ids=ids)
+
+
+def test_settings_are_written_back_to_the_url(app_test: AppFactory) -> None:
+    at = app_test()
+    at.slider(key="emb_dim").set_value(32).run()
+    at.number_input(key="seed").set_value(5).run()
+    assert_ok(at)
+    assert at.query_params["emb_dim"] in ("32", ["32"])
+    assert at.query_params["seed"] in ("5", ["5"])
+
+
+def test_bad_query_parameters_fall_back_with_a_notice(
+    app_test: AppFactory, decode_array: Decode
+) -> None:
+    at = app_test({"emb_dim": "abc", "context_length": "99999", "seed": "-1", "bogus": "<b>x"})
+    assert_ok(at)
+    notices = " ".join(w.value for w in at.warning)
+    for key in ("emb_dim", "context_length", "seed", "bogus"):
+        assert key in notices
+    assert at.slider(key="emb_dim").value == 64
+    assert at.slider(key="context_length").value == 16
+    ids = encode(DEFAULT_TEXT)
+    assert_matches_book(at, decode_array, seed=123, emb_dim=64, context_length=16, ids=ids)

@@ -1,0 +1,245 @@
+"""posviz.figures tested as data, the way plotly's own test_imshow.py tests px.imshow.
+
+Every expected value is computed here from the inputs (matrices made in the test, labels
+written with ``html.escape``), never copied from the code under test.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import json
+import re
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import plotly.colors
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+import torch
+
+from posviz.embeddings import SeededEmbeddings
+from posviz.figures import HOVER_CELLS, embeddings_figure
+from posviz.pipeline import WindowEmbeddings, embed_window
+
+MAX_FIGURE_JSON = 1_500_000  # bytes per rerun, issue 4
+# Tags posviz itself writes into titles and hover; anything else with "<" came from user text.
+OWN_TAGS = re.compile(r"</?(b|br|sup|extra)>")
+# ColorBrewer diverging scales that stay readable with red-green colour blindness.
+COLOUR_BLIND_SAFE = ("RdBu", "PuOr", "BrBG", "PiYG", "PRGn", "RdYlBu")
+
+
+def random_window(
+    num_rows: int, emb_dim: int, *, seed: int = 0, token_ids: Sequence[int] | None = None
+) -> WindowEmbeddings:
+    """A window with known random matrices (input = token + position, as the book adds them)."""
+    generator = torch.Generator().manual_seed(seed)
+    token = torch.randn(num_rows, emb_dim, generator=generator)
+    position = torch.randn(num_rows, emb_dim, generator=generator)
+    ids = tuple(token_ids) if token_ids is not None else tuple(range(100, 100 + num_rows))
+    return WindowEmbeddings(
+        token_ids=ids,
+        context_length=max(num_rows, 1),
+        scheme="learned",
+        token_embeddings=token,
+        pos_embeddings=position,
+        input_embeddings=token + position,
+    )
+
+
+def shipped(figure: go.Figure) -> dict[str, object]:
+    """The figure as the browser receives it."""
+    return dict(json.loads(pio.to_json(figure)))
+
+
+def matrices(window: WindowEmbeddings) -> list[np.ndarray]:
+    return [
+        window.token_embeddings.numpy(),
+        window.pos_embeddings.numpy(),
+        window.input_embeddings.numpy(),
+    ]
+
+
+def test_three_heatmaps_in_book_order_with_exact_float32_values(
+    decode_array: Callable[[object], np.ndarray],
+) -> None:
+    tables = SeededEmbeddings.create(seed=7, emb_dim=12)
+    window = embed_window(tables, [464, 1110, 318, 257, 1110], context_length=8)
+    texts = ["The", "␣rose", "␣is", "␣a", "␣rose"]
+    data = shipped(embeddings_figure(window, texts))["data"]
+
+    assert [trace["type"] for trace in data] == ["heatmap"] * 3
+    names = [trace["name"].lower() for trace in data]
+    assert "token" in names[0] and "position" in names[1] and "input" in names[2]
+    for trace, expected in zip(data, matrices(window), strict=True):
+        z = decode_array(trace["z"])
+        assert z.dtype == np.float32
+        assert z.shape == (5, 12)
+        np.testing.assert_array_equal(z, expected)
+        np.testing.assert_array_equal(decode_array(trace["x"]), np.arange(12))
+
+
+def test_input_panel_is_the_sum_of_the_other_two(
+    decode_array: Callable[[object], np.ndarray],
+) -> None:
+    window = random_window(6, 10, seed=3)
+    token, position, total = (
+        decode_array(trace["z"]) for trace in shipped(embeddings_figure(window, ["x"] * 6))["data"]
+    )
+    np.testing.assert_allclose(total, token + position, rtol=0, atol=1e-6)
+
+
+def test_one_shared_colour_axis_symmetric_around_zero() -> None:
+    window = random_window(7, 9, seed=11)
+    figure = embeddings_figure(window, list("abcdefg"))
+    layout = figure.layout
+    assert [trace.coloraxis for trace in figure.data] == ["coloraxis"] * 3
+    assert not any(key.startswith("coloraxis") and key != "coloraxis" for key in layout)
+    assert all(trace.showscale is not True for trace in figure.data)
+    largest = max(float(np.abs(m).max()) for m in matrices(window))
+    assert layout.coloraxis.cmid == 0
+    assert layout.coloraxis.cmin == -layout.coloraxis.cmax
+    assert layout.coloraxis.cmax == pytest.approx(largest, rel=1e-6)
+
+
+def test_colour_scale_is_a_colour_blind_safe_diverging_one() -> None:
+    scale = embeddings_figure(random_window(2, 3), ["a", "b"]).layout.coloraxis.colorscale
+    colours = [colour for _, colour in scale]
+    candidates = {name: getattr(plotly.colors.diverging, name) for name in COLOUR_BLIND_SAFE}
+    candidates |= {f"{name}_r": list(reversed(c)) for name, c in candidates.items()}
+    matching = [name for name, c in candidates.items() if c == colours]
+    assert matching, f"colour scale {colours} is not a colour-blind-safe diverging scale"
+
+
+def test_rows_are_position_dot_token_and_repeated_tokens_stay_apart() -> None:
+    texts = ["A", "␣rose", "␣is", "␣a", "␣rose", "␣is", "␣a", "␣rose"]
+    window = random_window(8, 4, token_ids=[32, 8278, 318, 257, 8278, 318, 257, 8278])
+    figure = embeddings_figure(window, texts)
+    expected = [f"{position} · {text}" for position, text in enumerate(texts)]
+    for trace in figure.data:
+        assert list(trace.y) == expected
+        assert trace.yaxis == "y"
+    assert len(set(expected)) == len(expected)
+    assert figure.layout.yaxis.type == "category"
+    assert figure.layout.yaxis.title.text == "position · token"
+    assert list(figure.layout.yaxis.ticktext) == expected
+
+
+def test_zoom_stays_in_step_across_panels() -> None:
+    figure = embeddings_figure(random_window(3, 5), ["a", "b", "c"])
+    assert [trace.xaxis for trace in figure.data] == ["x", "x2", "x3"]
+    assert figure.layout.xaxis2.matches == "x"
+    assert figure.layout.xaxis3.matches == "x"
+    domains = [figure.layout[axis].domain for axis in ("xaxis", "xaxis2", "xaxis3")]
+    assert all(left[1] <= right[0] for left, right in itertools.pairwise(domains))
+
+
+def test_small_figure_hover_names_position_token_id_dimension_and_three_values(
+    decode_array: Callable[[object], np.ndarray],
+) -> None:
+    ids = [15496, 11, 466, 345]
+    window = random_window(4, 6, seed=5, token_ids=ids)
+    data = shipped(embeddings_figure(window, ["Hello", ",", "␣do", "␣you"]))["data"]
+    token, position, total = matrices(window)
+    for trace in data:
+        template = trace["hovertemplate"]
+        assert "position" in template and "%{y}" in template
+        assert "dimension" in template and "%{x}" in template
+        assert "token id" in template
+        for index in range(4):
+            assert f"customdata[{index}]" in template
+        custom = decode_array(trace["customdata"])
+        assert custom.shape == (4, 6, 4)
+        np.testing.assert_array_equal(custom[..., 0], token)
+        np.testing.assert_array_equal(custom[..., 1], position)
+        np.testing.assert_array_equal(custom[..., 2], total)
+        np.testing.assert_array_equal(custom[..., 3], np.repeat([ids], 6, axis=0).T)
+
+
+def test_large_figure_keeps_exact_values_of_the_columns_it_shows(
+    decode_array: Callable[[object], np.ndarray],
+) -> None:
+    num_rows, emb_dim, max_cells = 5, 100, 120
+    window = random_window(num_rows, emb_dim, seed=2)
+    figure = embeddings_figure(window, list("abcde"), max_cells=max_cells)
+    data = shipped(figure)["data"]
+    for trace, full in zip(data, matrices(window), strict=True):
+        columns = decode_array(trace["x"]).astype(int)
+        z = decode_array(trace["z"])
+        assert z.size <= max_cells
+        assert z.shape == (num_rows, len(columns))
+        assert len(columns) < emb_dim and columns[0] == 0
+        steps = set(np.diff(columns).tolist())
+        assert len(steps) == 1, "evenly spaced dimensions"
+        assert columns[-1] + steps.pop() >= emb_dim, "reaching the last dimension"
+        np.testing.assert_array_equal(z, full[:, columns])
+    notes = " ".join(a.text for a in figure.layout.annotations)
+    assert "exact" in notes and str(emb_dim) in notes
+
+
+def test_unreduced_figure_does_not_claim_a_reduction() -> None:
+    figure = embeddings_figure(random_window(3, 8), ["a", "b", "c"])
+    assert len(figure.layout.annotations) == 3
+    assert not any("every" in a.text for a in figure.layout.annotations)
+
+
+HOSTILE_TOKENS = [
+    "<img␣src=x␣onerror=alert(1)>",
+    "<script>alert(1)</script>",
+    '<a␣href="javascript:alert(1)">x</a>',
+    "<b>bold</b>",
+    "<br>",
+    "<sup>2</sup>",
+    "<span␣style='color:red'>",
+    "&amp;",
+    "%{y}",
+]
+
+
+def _all_strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _all_strings(item)]
+    if isinstance(value, list | tuple):
+        return [s for item in value for s in _all_strings(item)]
+    return []
+
+
+@pytest.mark.parametrize(
+    "num_rows",
+    [pytest.param(len(HOSTILE_TOKENS), id="hover"), pytest.param(60, id="reduced-ticks")],
+)
+def test_user_text_is_escaped_in_every_label_hover_and_title(num_rows: int) -> None:
+    texts = [HOSTILE_TOKENS[i % len(HOSTILE_TOKENS)] for i in range(num_rows)]
+    figure = embeddings_figure(random_window(num_rows, 4), texts, max_cells=num_rows * 2)
+    spec = shipped(figure)
+    spec["layout"].pop("template", None)
+    for text in _all_strings(spec):
+        assert "<" not in OWN_TAGS.sub("", text), text
+    for trace in spec["data"]:
+        unescaped = [html.unescape(label) for label in trace["y"]]
+        assert unescaped == [f"{i} · {text}" for i, text in enumerate(texts)]
+
+
+def test_token_texts_must_match_the_window() -> None:
+    with pytest.raises(ValueError, match="3"):
+        embeddings_figure(random_window(3, 4), ["a", "b"])
+
+
+@pytest.mark.parametrize(
+    ("num_rows", "emb_dim"),
+    [
+        pytest.param(1024, 768, id="T1024-d768"),
+        pytest.param(64, HOVER_CELLS // 64, id="at-hover-threshold"),
+        pytest.param(1024, HOVER_CELLS // 1024, id="at-hover-threshold-T1024"),
+    ],
+)
+def test_serialized_figure_stays_under_budget(num_rows: int, emb_dim: int) -> None:
+    window = random_window(num_rows, emb_dim)
+    figure = embeddings_figure(window, [f"tok{i}" for i in range(num_rows)])
+    if num_rows * emb_dim == HOVER_CELLS:
+        assert figure.data[0].customdata is not None, "threshold case must carry 3-way hover"
+    size = len(pio.to_json(figure).encode())
+    assert size <= MAX_FIGURE_JSON, f"{size:,} bytes of figure JSON"
