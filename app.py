@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from posviz.batching import Batch, make_batch
+from posviz.codegen import reproduction_script
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
     EMB_DIM_RANGE,
@@ -19,11 +20,13 @@ from posviz.config import (
     validate,
 )
 from posviz.embeddings import SeededEmbeddings
+from posviz.export import figure_html, matrices_csv, matrices_npy
 from posviz.figures import embeddings_figure
 from posviz.lecture import STEPS, reveal_panels
 from posviz.pipeline import WindowEmbeddings, embed_window, shapes
 from posviz.presets import PRESETS
 from posviz.query import query_from_settings, settings_from_query
+from posviz.similarity import POSITION_PANEL_NOTES, first_repeat, similarity_figure
 from posviz.token_text import for_markdown, readable, visible
 from posviz.tokenizer import TokenizerDataError, encode, get_encoding, token_bytes
 
@@ -252,7 +255,90 @@ def move_step(delta: int) -> None:
     st.session_state["step"] = min(max(step, 0), len(STEPS) - 1)
 
 
-def embeddings_view(settings: Settings, batch: Batch, window: int, step: int) -> None:
+CHART_CONFIG = {
+    "displaylogo": False,
+    "toImageButtonOptions": {"format": "png", "filename": "posviz", "scale": 2},
+}
+
+
+def embeddings_view(
+    settings: Settings, embeddings: WindowEmbeddings, texts: list[str], step: int
+) -> None:
+    lecture = bool(st.session_state.get("lecture"))
+    figure = embeddings_figure(embeddings, texts, lecture=lecture)
+    if STEPS[step].panels < 3:
+        reveal_panels(figure, STEPS[step].panels)
+    st.plotly_chart(figure, key="embeddings", theme=None, config=CHART_CONFIG)
+    st.markdown(SCHEME_NOTES[settings.scheme])
+    st.caption(
+        "Self-attention on its own is blind to order: a repeated token has the same token "
+        "vector wherever it stands (compare its rows in the left panel). Only the position "
+        "signal makes the rows of the right panel differ. Positions count from 0."
+    )
+
+
+def similarity_view(settings: Settings, embeddings: WindowEmbeddings, texts: list[str]) -> None:
+    lecture = bool(st.session_state.get("lecture"))
+    st.plotly_chart(
+        similarity_figure(embeddings, texts, lecture=lecture),
+        key="similarity",
+        theme=None,
+        config=CHART_CONFIG,
+    )
+    repeat = first_repeat(embeddings, texts)
+    if repeat is None:
+        st.info(
+            "No token repeats in this window. Try the example *A rose is a rose*: the two "
+            "occurrences of a token have cosine similarity 1.0 in the token panel."
+        )
+    else:
+        st.markdown(repeat.markdown())
+    st.caption(POSITION_PANEL_NOTES[settings.scheme])
+
+
+def code_view(settings: Settings) -> None:
+    st.markdown(
+        "This script uses only `torch` and `tiktoken` and recreates exactly the three "
+        "matrices on screen (`pip install torch tiktoken`; tiktoken downloads GPT-2's "
+        "vocabulary on its first run)."
+    )
+    st.code(reproduction_script(settings), language="python", line_numbers=False)
+
+
+def download_view(embeddings: WindowEmbeddings, texts: list[str]) -> None:
+    st.markdown("The matrices of the window on screen, and the figure as an offline web page.")
+    csv, npy, page = st.columns(3)
+    csv.download_button(
+        "Matrices (.csv)",
+        data=lambda: matrices_csv(embeddings, texts),
+        file_name="posviz_matrices.csv",
+        mime="text/csv",
+        key="download_csv",
+        on_click="ignore",
+    )
+    npy.download_button(
+        "Matrices (.npy, [3, n, d])",
+        data=lambda: matrices_npy(embeddings),
+        file_name="posviz_matrices.npy",
+        mime="application/octet-stream",
+        key="download_npy",
+        on_click="ignore",
+    )
+    page.download_button(
+        "Figure (offline .html)",
+        data=lambda: figure_html(embeddings_figure(embeddings, texts)),
+        file_name="posviz_figure.html",
+        mime="text/html",
+        key="download_html",
+        on_click="ignore",
+    )
+    st.caption(
+        "PNG: use the camera icon at the top right of a chart. The .npy file holds one float32 "
+        "array [3, n, d] (token, position, input); `numpy.load` reads it without pickle."
+    )
+
+
+def window_views(settings: Settings, batch: Batch, window: int, step: int) -> None:
     span = batch.window_span(window)
     window_ids = batch.token_ids[span.start : span.stop]
     texts = [visible(b) for b in token_bytes(list(window_ids))]
@@ -266,22 +352,21 @@ def embeddings_view(settings: Settings, batch: Batch, window: int, step: int) ->
     embeddings = window_embeddings(
         settings.seed, settings.emb_dim, window_ids, settings.context_length, settings.scheme
     )
-    lecture = bool(st.session_state.get("lecture"))
-    figure = embeddings_figure(embeddings, texts, lecture=lecture)
-    if STEPS[step].panels < 3:
-        reveal_panels(figure, STEPS[step].panels)
-    st.plotly_chart(
-        figure,
-        key="embeddings",
-        theme=None,
-        config={"displaylogo": False, "toImageButtonOptions": {"filename": "posviz"}},
+    tabs = st.tabs(
+        ["Embeddings", "Similarity", "Show the code", "Download"], key="view", on_change="rerun"
     )
-    st.markdown(SCHEME_NOTES[settings.scheme])
-    st.caption(
-        "Self-attention on its own is blind to order: a repeated token has the same token "
-        "vector wherever it stands (compare its rows in the left panel). Only the position "
-        "signal makes the rows of the right panel differ. Positions count from 0."
-    )
+    if tabs[0].open:
+        with tabs[0]:
+            embeddings_view(settings, embeddings, texts, step)
+    if tabs[1].open:
+        with tabs[1]:
+            similarity_view(settings, embeddings, texts)
+    if tabs[2].open:
+        with tabs[2]:
+            code_view(settings)
+    if tabs[3].open:
+        with tabs[3]:
+            download_view(embeddings, texts)
 
 
 def main() -> None:
@@ -317,7 +402,7 @@ def main() -> None:
         stride=settings.effective_stride,
     )
     window = window_picker(batch)
-    embeddings_view(settings, batch, window, step)
+    window_views(settings, batch, window, step)
 
 
 try:
