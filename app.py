@@ -218,16 +218,22 @@ def token_chips(batch: Batch, window: int, texts: list[str]) -> None:
 
 
 def shapes_line(batch: Batch, emb_dim: int, context_length: int) -> None:
+    """The tensor shapes of section 2.8 for this text, as large numbers."""
     shape = shapes(batch.shape, emb_dim, context_length)
     used = batch.window_length
-    pos_note = (
-        f" (rows 0–{used - 1} of the {shape['pos_table']} table)" if used < context_length else ""
+    columns = st.columns(4)
+    columns[0].metric("inputs [B, T]", shape["inputs"])
+    columns[1].metric("token embeddings [B, T, d]", shape["token_embeddings"])
+    columns[2].metric(
+        "+ positional embeddings [T, d]",
+        shape["pos_embeddings"],
+        delta=f"rows 0–{used - 1} of the {shape['pos_table']} table"
+        if used < context_length
+        else None,
+        delta_color="off",
+        delta_arrow="off",
     )
-    st.markdown(
-        f"`inputs {shape['inputs']}` → `token embeddings {shape['token_embeddings']}` "
-        f"+ `positional embeddings {shape['pos_embeddings']}`{pos_note} "
-        f"→ `input embeddings {shape['input_embeddings']}`"
-    )
+    columns[3].metric("= input embeddings [B, T, d]", shape["input_embeddings"])
 
 
 def lecture_steps() -> int:

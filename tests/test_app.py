@@ -76,6 +76,7 @@ def assert_ok(at: AppTest) -> None:
 def page_text(at: AppTest) -> str:
     parts = [element.value for element in (*at.title, *at.markdown, *at.caption)]
     parts += [element.value for element in (*at.info, *at.warning, *at.error)]
+    parts += [f"{m.label} {m.value} {m.proto.delta}".strip() for m in at.metric]
     return "\n".join(str(part) for part in parts)
 
 
@@ -125,10 +126,10 @@ def test_default_page_shows_the_books_numbers(app_test: AppFactory, decode_array
     assert_matches_book(at, decode_array, seed=123, emb_dim=64, context_length=16, ids=ids)
     text = page_text(at)
     n = len(ids)
-    assert f"`inputs [1, {n}]`" in text
-    assert f"`token embeddings [1, {n}, 64]`" in text
-    assert f"`positional embeddings [{n}, 64]`" in text
-    assert f"`input embeddings [1, {n}, 64]`" in text
+    assert f"inputs [B, T] [1, {n}]" in text
+    assert f"token embeddings [B, T, d] [1, {n}, 64]" in text
+    assert f"+ positional embeddings [T, d] [{n}, 64]" in text
+    assert f"= input embeddings [B, T, d] [1, {n}, 64]" in text
 
 
 def test_tick_labels_are_position_and_visible_token(app_test: AppFactory) -> None:
@@ -236,7 +237,8 @@ def test_book_2_8_preset_shows_the_books_shapes(app_test: AppFactory, decode_arr
     text = page_text(at)
     for shape in ("[8, 4]", "[8, 4, 256]", "[4, 256]"):
         assert shape in text
-    assert "`inputs [8, 4]`" in text and "`input embeddings [8, 4, 256]`" in text
+    assert "inputs [B, T] [8, 4]" in text
+    assert "= input embeddings [B, T, d] [8, 4, 256]" in text
     assert at.slider(key="window").max == 7
     verdict = at.text_area(key="text").value
     assert verdict.startswith("I HAD always thought Jack Gisburn")
@@ -255,7 +257,7 @@ def test_short_text_is_one_window_using_the_first_rows_of_the_table(app_test: Ap
     assert_ok(at)
     assert "window" not in [slider.key for slider in at.slider]
     text = page_text(at)
-    assert "`inputs [1, 4]`" in text
+    assert "inputs [B, T] [1, 4]" in text
     assert "rows 0–3 of the [16, 64] table" in text
     assert len(chart(at)["data"][1]["y"]) == 4
 
