@@ -243,3 +243,22 @@ def test_serialized_figure_stays_under_budget(num_rows: int, emb_dim: int) -> No
         assert figure.data[0].customdata is not None, "threshold case must carry 3-way hover"
     size = len(pio.to_json(figure).encode())
     assert size <= MAX_FIGURE_JSON, f"{size:,} bytes of figure JSON"
+
+
+@pytest.mark.parametrize(
+    ("num_rows", "emb_dim", "lecture"),
+    [
+        pytest.param(9, 64, False, id="small-three-way-hover"),
+        pytest.param(300, 768, True, id="reduced-lecture"),
+    ],
+)
+def test_figure_built_without_validation_is_valid_plotly(
+    num_rows: int, emb_dim: int, lecture: bool
+) -> None:
+    """figures.py skips plotly's per-property validation for speed: plotly must accept the
+    same figure when it does validate, and ship the same JSON."""
+    figure = embeddings_figure(
+        random_window(num_rows, emb_dim), ["<b>x</b>"] * num_rows, lecture=lecture
+    )
+    validated = go.Figure(figure.to_dict())  # raises on any invalid property
+    assert shipped(validated) == shipped(figure)

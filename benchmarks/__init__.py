@@ -1,0 +1,1 @@
+"""Benchmarks for posviz (issue 4): run ``python benchmarks/bench.py``."""
