@@ -7,6 +7,7 @@ Run with ``streamlit run app.py``.
 from __future__ import annotations
 
 import streamlit as st
+import torch
 
 from posviz.batching import Batch, make_batch
 from posviz.codegen import reproduction_script
@@ -31,6 +32,9 @@ from posviz.token_text import for_markdown, readable, visible
 from posviz.tokenizer import TokenizerDataError, encode, get_encoding, token_bytes
 
 CUSTOM = "Your own text"
+# posviz's tensors are small: torch's intra-op threads only add hand-offs, which cost 5-20 ms
+# per operation when the CPU is shared with other sessions (benchmarks/bench.py measures it).
+torch.set_num_threads(1)
 SCHEME_LABELS = {
     "learned": "Learned (GPT-2, the book)",
     "sinusoidal": "Sinusoidal (Transformer paper)",
@@ -64,7 +68,7 @@ def tokenizer_ready() -> bool:
     return True
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=4, show_spinner=False)  # shared, never mutated; ≤ 9 MB each
 def window_embeddings(
     seed: int, emb_dim: int, token_ids: tuple[int, ...], context_length: int, scheme: str
 ) -> WindowEmbeddings:
