@@ -16,6 +16,7 @@ from posviz.config import (
     EMB_DIM_RANGE,
     MAX_TEXT_CHARS,
     SEED_RANGE,
+    Scheme,
     Settings,
     SettingsError,
     validate,
@@ -27,6 +28,8 @@ from posviz.lecture import STEPS, reveal_panels
 from posviz.pipeline import WindowEmbeddings, embed_window, shapes
 from posviz.presets import PRESETS
 from posviz.query import query_from_settings, settings_from_query
+from posviz.schemes import LABELS as SCHEME_LABELS
+from posviz.schemes import NOTES as SCHEME_NOTES
 from posviz.similarity import POSITION_PANEL_NOTES, first_repeat, similarity_figure
 from posviz.token_text import for_markdown, readable, visible
 from posviz.tokenizer import TokenizerDataError, encode, get_encoding, token_bytes
@@ -35,25 +38,6 @@ CUSTOM = "Your own text"
 # posviz's tensors are small: torch's intra-op threads only add hand-offs, which cost 5-20 ms
 # per operation when the CPU is shared with other sessions (benchmarks/bench.py measures it).
 torch.set_num_threads(1)
-SCHEME_LABELS = {
-    "learned": "Learned (GPT-2, the book)",
-    "sinusoidal": "Sinusoidal (Transformer paper)",
-    "none": "None (order-blind)",
-    "rope": "RoPE (rotary, Llama)",
-}
-SCHEME_NOTES = {
-    "learned": "GPT-2 and the book learn the positional table: it starts random, as here, and "
-    "training shapes it. Its vectors are **added** to the token vectors.",
-    "sinusoidal": "Vaswani et al. (2017) use fixed sine/cosine waves, "
-    "PE[p, 2i] = sin(p / 10000^(2i/d)) and PE[p, 2i+1] = cos(…): nothing to learn, and any "
-    "length works. Also **added** to the token vectors.",
-    "none": "No position signal: the input equals the token embeddings. Self-attention then "
-    "treats the text as a bag of tokens: *dog bites man* and *man bites dog* look the same.",
-    "rope": "RoPE adds nothing: it **rotates** each pair of dimensions (j, j + d/2) of the "
-    "vector at position p by the angle p·θⱼ, θⱼ = 10000^(−2j/d). The middle panel shows "
-    "cos(p·θⱼ). Real models (Llama) rotate the queries and keys inside attention, not the "
-    "input; posviz rotates the token vectors to show the effect.",
-}
 
 
 @st.cache_resource(max_entries=8, show_spinner="Walking the 50,257-row token table once…")
@@ -70,10 +54,10 @@ def tokenizer_ready() -> bool:
 
 @st.cache_resource(max_entries=4, show_spinner=False)  # shared, never mutated; ≤ 9 MB each
 def window_embeddings(
-    seed: int, emb_dim: int, token_ids: tuple[int, ...], context_length: int, scheme: str
+    seed: int, emb_dim: int, token_ids: tuple[int, ...], context_length: int, scheme: Scheme
 ) -> WindowEmbeddings:
     tables = seeded_tables(seed, emb_dim)
-    return embed_window(tables, token_ids, context_length=context_length, scheme=scheme)  # type: ignore[arg-type]
+    return embed_window(tables, token_ids, context_length=context_length, scheme=scheme)
 
 
 def init_state() -> list[str]:
@@ -104,6 +88,11 @@ def apply_preset() -> None:
     st.session_state["stride"] = preset.effective_stride
 
 
+def mark_custom() -> None:
+    """Any change by hand makes the view the user's own (the example menu says so)."""
+    st.session_state["preset"] = CUSTOM
+
+
 def reset_step() -> None:
     st.session_state["step"] = 0 if st.session_state.get("lecture") else len(STEPS) - 1
 
@@ -112,6 +101,7 @@ def keep_stride_in_step() -> None:
     """Moving the context length moves the stride with it (non-overlapping windows)."""
     st.session_state["stride"] = st.session_state["context_length"]
     st.session_state["window"] = 0
+    mark_custom()
 
 
 def controls() -> Settings:
@@ -122,10 +112,12 @@ def controls() -> Settings:
             list(SCHEME_LABELS),
             format_func=SCHEME_LABELS.__getitem__,
             key="scheme",
+            on_change=mark_custom,
         )
         st.text_area(
             "Text",
             key="text",
+            on_change=mark_custom,
             height=130,
             max_chars=MAX_TEXT_CHARS,
             help=f"Up to {MAX_TEXT_CHARS:,} characters. `<|endoftext|>` becomes token 50256.",
@@ -136,7 +128,7 @@ def controls() -> Settings:
             key="context_length",
             on_change=keep_stride_in_step,
         )
-        st.slider("Embedding dimension d", *EMB_DIM_RANGE, key="emb_dim")
+        st.slider("Embedding dimension d", *EMB_DIM_RANGE, key="emb_dim", on_change=mark_custom)
         advanced = not st.session_state.get("lecture")  # lecture mode: fewer controls
         if advanced:
             st.slider(
@@ -144,6 +136,7 @@ def controls() -> Settings:
                 1,
                 CONTEXT_LENGTH_RANGE[1],
                 key="stride",
+                on_change=mark_custom,
                 persist_state="session",
                 help="Equal to the context length: windows do not overlap, as in section 2.8.",
             )
@@ -152,6 +145,7 @@ def controls() -> Settings:
                 *SEED_RANGE,
                 step=1,
                 key="seed",
+                on_change=mark_custom,
                 persist_state="session",
             )
         st.toggle(
