@@ -1,0 +1,482 @@
+"""The lesson features of app.py through AppTest: schemes, similarity, code, downloads,
+lecture mode and shareable links.
+
+Every number is checked against a reference built here and nowhere else: the book's
+``torch.manual_seed(seed); nn.Embedding(50257, d); nn.Embedding(T, d)`` for the tables, the
+sinusoidal formula of Vaswani et al. written as a loop, the RoPE functions of the book's Llama
+notebook (``precompute_rope_params`` / ``compute_rope``), and
+``torch.nn.functional.cosine_similarity`` for the similarity view. Token ids come from
+``posviz.tokenizer.encode`` (checked against tiktoken in the tokenizer tests).
+
+The app turns any unexpected exception into an ``st.error``, so after every interaction
+:func:`ok` checks both ``not at.exception`` and that no error element is shown.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from streamlit.testing.v1 import AppTest
+
+from posviz.tokenizer import encode
+
+AppFactory = Callable[..., AppTest]
+Decode = Callable[[object], np.ndarray]
+ROOT = Path(__file__).resolve().parent.parent
+VOCAB_SIZE = 50257  # GPT-2, written out here rather than imported
+DEFAULT_TEXT = "A rose is a rose is a rose."  # tokens: A ␣rose ␣is ␣a ␣rose ␣is ␣a ␣rose .
+ROSE = (1, 4)  # the first two positions of " rose"
+SCHEMES = ("learned", "sinusoidal", "none", "rope")
+# tiktoken_ext/openai_public.py, gpt2(): the files tiktoken downloads (cached by sha1 of URL).
+GPT2_URLS = {
+    "vocab.bpe": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
+    "encoder.json": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
+}
+
+
+# --- independent references ------------------------------------------------------------
+
+
+@lru_cache(maxsize=8)
+def book_tables(seed: int, emb_dim: int, context_length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Section 2.8: the token table [50257, d], then the positional table [T, d]."""
+    torch.manual_seed(seed)
+    token_embedding_layer = torch.nn.Embedding(VOCAB_SIZE, emb_dim)
+    pos_embedding_layer = torch.nn.Embedding(context_length, emb_dim)
+    return token_embedding_layer.weight.detach(), pos_embedding_layer.weight.detach()
+
+
+def sinusoidal_reference(n: int, emb_dim: int) -> torch.Tensor:
+    """PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(p / 10000^(2i/d)), cell by cell."""
+    rows = []
+    for p in range(n):
+        row = []
+        for k in range(emb_dim):
+            i = k // 2
+            angle = p / 10000 ** (2 * i / emb_dim)
+            row.append(math.sin(angle) if k % 2 == 0 else math.cos(angle))
+        rows.append(row)
+    return torch.tensor(rows, dtype=torch.float64).reshape(n, emb_dim).float()
+
+
+def precompute_rope_params(
+    head_dim: int, theta_base: float = 10_000, context_length: int = 4096
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """As in the book's Llama 2 notebook (converting-gpt-to-llama2.ipynb)."""
+    if head_dim % 2:
+        raise ValueError("Embedding dimension must be even")
+    inv_freq = 1.0 / (
+        theta_base ** (torch.arange(0, head_dim, 2)[: (head_dim // 2)].float() / head_dim)
+    )
+    positions = torch.arange(context_length)
+    angles = positions[:, None] * inv_freq[None, :]  # (context_length, head_dim // 2)
+    angles = torch.cat([angles, angles], dim=1)  # (context_length, head_dim)
+    return torch.cos(angles), torch.sin(angles)
+
+
+def compute_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """As in the book's Llama 2 notebook; x: (batch_size, num_heads, seq_len, head_dim)."""
+    _, _, seq_len, head_dim = x.shape
+    x1 = x[..., : head_dim // 2]
+    x2 = x[..., head_dim // 2 :]
+    cos = cos[:seq_len, :].unsqueeze(0).unsqueeze(0)
+    sin = sin[:seq_len, :].unsqueeze(0).unsqueeze(0)
+    rotated = torch.cat((-x2, x1), dim=-1)
+    return ((x * cos) + (rotated * sin)).to(dtype=x.dtype)
+
+
+def reference(
+    scheme: str, *, seed: int, emb_dim: int, context_length: int, token_ids: list[int]
+) -> list[torch.Tensor]:
+    """[token, position signal, input] for one window, rows = positions 0..n-1."""
+    token_table, pos_table = book_tables(seed, emb_dim, context_length)
+    token_embeddings = token_table[token_ids]  # [n, d]
+    n = len(token_ids)
+    if scheme == "learned":
+        pos_embeddings = pos_table[:n]
+        return [token_embeddings, pos_embeddings, token_embeddings + pos_embeddings]
+    if scheme == "sinusoidal":
+        pos_embeddings = sinusoidal_reference(n, emb_dim)
+        return [token_embeddings, pos_embeddings, token_embeddings + pos_embeddings]
+    if scheme == "none":
+        return [token_embeddings, torch.zeros(n, emb_dim), token_embeddings]
+    if scheme == "rope":
+        cos, sin = precompute_rope_params(emb_dim, context_length=context_length)
+        rotated = compute_rope(token_embeddings[None, None], cos, sin)[0, 0]
+        return [token_embeddings, cos[:n], rotated]
+    raise AssertionError(scheme)
+
+
+def cosine_reference(matrix: torch.Tensor) -> torch.Tensor:
+    """[n, n] cosine similarity of the rows; zero rows give 0 (cosine_similarity's eps)."""
+    rows = matrix.double()
+    return F.cosine_similarity(rows[:, None, :], rows[None, :, :], dim=-1)
+
+
+# --- driving and reading the app ---------------------------------------------------------
+
+
+def ok(at: AppTest) -> AppTest:
+    """No exception element and no error from the app's last-resort handler."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def show_tab(at: AppTest, name: str) -> AppTest:
+    at.session_state["view"] = name
+    return ok(at.run())
+
+
+def charts(at: AppTest) -> dict[str, dict[str, object]]:
+    """Figure JSON of each chart on the page, by its key."""
+    found = {}
+    for element in at.get("plotly_chart"):
+        key = element.proto.id.rsplit("-", 1)[-1]
+        found[key] = json.loads(element.proto.spec)
+    return found
+
+
+def panels(at: AppTest, decode: Decode, key: str = "embeddings") -> list[torch.Tensor]:
+    data = charts(at)[key]["data"]
+    assert [trace["type"] for trace in data] == ["heatmap"] * 3
+    return [torch.from_numpy(decode(trace["z"]).copy()) for trace in data]
+
+
+def visible_panels(at: AppTest) -> int | None:
+    """How many heatmaps of the embeddings chart are visible (None: no chart)."""
+    figure = charts(at).get("embeddings")
+    if figure is None:
+        return None
+    flags = [trace.get("visible", True) is not False for trace in figure["data"]]
+    titles = [note.get("visible", True) is not False for note in figure["layout"]["annotations"]]
+    assert flags == sorted(flags, reverse=True), f"panels shown out of order: {flags}"
+    assert titles[:3] == flags, "a panel title is shown without its panel (or the reverse)"
+    return sum(flags)
+
+
+def page_text(at: AppTest) -> str:
+    parts = [e.value for e in (*at.title, *at.header, *at.markdown, *at.caption)]
+    parts += [e.value for e in (*at.info, *at.warning)]
+    return "\n".join(str(part) for part in parts)
+
+
+def params(at: AppTest) -> dict[str, str]:
+    """at.query_params as plain strings (a value may arrive as a one-item list)."""
+    return {k: v if isinstance(v, str) else v[0] for k, v in at.query_params.items()}
+
+
+def assert_panels_equal(shown: list[torch.Tensor], expected: list[torch.Tensor]) -> None:
+    for name, z, ref in zip(("token", "position", "input"), shown, expected, strict=True):
+        assert z.dtype == torch.float32, name
+        assert z.shape == ref.shape, name
+        torch.testing.assert_close(z, ref.to(torch.float32), msg=name)
+
+
+# --- positional schemes --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scheme", "emb_dim"),
+    [
+        pytest.param("learned", 64, id="learned"),
+        pytest.param("sinusoidal", 64, id="sinusoidal"),
+        pytest.param("sinusoidal", 7, id="sinusoidal-odd-d"),
+        pytest.param("none", 64, id="none"),
+        pytest.param("rope", 64, id="rope"),
+        pytest.param("rope", 6, id="rope-d6"),
+    ],
+)
+def test_each_scheme_matches_its_formula(
+    app_test: AppFactory, decode_array: Decode, scheme: str, emb_dim: int
+) -> None:
+    at = ok(app_test())
+    ok(at.selectbox(key="scheme").set_value(scheme).run())
+    ok(at.slider(key="emb_dim").set_value(emb_dim).run())
+    ids = encode(DEFAULT_TEXT)
+    shown = panels(at, decode_array)
+    expected = reference(scheme, seed=123, emb_dim=emb_dim, context_length=16, token_ids=ids)
+    assert_panels_equal(shown, expected)
+    if scheme == "none":
+        assert torch.equal(shown[2], shown[0])  # input == token, exactly
+        assert not shown[1].any()
+        assert "order" in page_text(at)  # the page says attention is blind to order
+
+
+def test_rope_dot_products_depend_only_on_the_distance(
+    app_test: AppFactory, decode_array: Decode
+) -> None:
+    """RoPE's defining property, on the app's own chart: the same token at positions 1, 4 and
+    7 gives rotated vectors whose dot product with another token's depends on p - q only."""
+    at = ok(app_test({"scheme": "rope"}))
+    token, _, rotated = (z.double() for z in panels(at, decode_array))
+    # " rose" at 1, 4, 7 and " is" at 2, 5: pairs (1, 2) and (4, 5) are one step apart.
+    assert torch.equal(token[1], token[4]) and torch.equal(token[2], token[5])
+    assert float(rotated[1] @ rotated[2]) == pytest.approx(float(rotated[4] @ rotated[5]), abs=1e-4)
+    assert float(rotated[1] @ rotated[4]) == pytest.approx(float(rotated[4] @ rotated[7]), abs=1e-4)
+    assert not torch.allclose(rotated[1], rotated[4])  # but the vectors themselves differ
+
+
+# --- similarity view ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_similarity_tab_shows_cosine_similarities(
+    app_test: AppFactory, decode_array: Decode, scheme: str
+) -> None:
+    at = ok(app_test({"scheme": scheme}))
+    show_tab(at, "Similarity")
+    assert list(charts(at)) == ["similarity"]  # only the open tab runs
+    ids = encode(DEFAULT_TEXT)
+    matrices = reference(scheme, seed=123, emb_dim=64, context_length=16, token_ids=ids)
+    shown = panels(at, decode_array, key="similarity")
+    for name, z, matrix in zip(("token", "position", "input"), shown, matrices, strict=True):
+        assert z.shape == (len(ids), len(ids)), name
+        torch.testing.assert_close(z.double(), cosine_reference(matrix), atol=1e-6, rtol=0)
+    token_sim, position_sim, input_sim = shown
+    first, second = ROSE
+    assert token_sim[first, second] == pytest.approx(1.0, abs=1e-6)
+    if scheme == "none":
+        assert not position_sim.any()  # zero vectors: no direction, similarity 0 by definition
+        assert input_sim[first, second] == pytest.approx(1.0, abs=1e-6)
+    else:
+        assert input_sim[first, second] < 0.99
+    text = page_text(at)
+    expected_input = float(cosine_reference(matrices[2])[first, second])
+    assert f"positions {first} and {second}" in text
+    assert "token panel shows similarity 1.000" in text
+    assert f"input panel shows {expected_input:.3f}" in text
+
+
+def test_repeated_tokens_are_highlighted_in_the_chips(app_test: AppFactory) -> None:
+    at = ok(app_test())
+    chips = next(m.value for m in at.markdown if "-badge[" in m.value)
+    assert ":orange-badge[1 · ␣rose · 8278]" in chips
+    assert ":orange-badge[7 · ␣rose · 8278]" in chips
+    assert ":blue-badge[0 · A · 32]" in chips  # "A" occurs once
+
+
+# --- reproducible code ------------------------------------------------------------------------
+
+
+CODE_SETTINGS = {"context_length": 4, "emb_dim": 12, "seed": 7, "stride": 3, "window": 1}
+
+
+def set_code_settings(at: AppTest) -> AppTest:
+    ok(at.slider(key="context_length").set_value(CODE_SETTINGS["context_length"]).run())
+    ok(at.slider(key="emb_dim").set_value(CODE_SETTINGS["emb_dim"]).run())
+    ok(at.number_input(key="seed").set_value(CODE_SETTINGS["seed"]).run())
+    ok(at.slider(key="stride").set_value(CODE_SETTINGS["stride"]).run())
+    return ok(at.slider(key="window").set_value(CODE_SETTINGS["window"]).run())
+
+
+def shown_script(at: AppTest) -> str:
+    show_tab(at, "Show the code")
+    assert len(at.code) == 1
+    return str(at.code[0].value)
+
+
+def test_code_tab_shows_a_script_with_the_settings(app_test: AppFactory) -> None:
+    at = set_code_settings(ok(app_test()))
+    ok(at.selectbox(key="scheme").set_value("sinusoidal").run())
+    script = shown_script(at)
+    ast.parse(script)
+    assert "torch.manual_seed(seed)" in script
+    for name, value in CODE_SETTINGS.items():
+        assert f"\n{name} = {value}" in script, name
+    assert "scheme=sinusoidal" in script
+    assert "torch.sin(" in script and "torch.cos(" in script
+    assert f"text = {DEFAULT_TEXT!r}\n" in script
+    assert "import streamlit" not in script and "posviz" not in script.split('"""', 2)[2]
+
+
+RUNNER = textwrap.dedent(
+    """
+    import os, runpy, sys, torch
+    for index, path in enumerate(sys.argv[1:]):
+        names = runpy.run_path(path, run_name="__main__")
+        torch.save(
+            [names[k] for k in ("token_embeddings", "pos_embeddings", "input_embeddings")],
+            os.path.join(os.environ["POSVIZ_OUT"], f"{index}.pt"),
+        )
+    """
+)
+
+
+def offline_tiktoken_cache(folder: Path) -> Path:
+    """A TIKTOKEN_CACHE_DIR holding posviz's vendored GPT-2 files under tiktoken's names."""
+    folder.mkdir()
+    for name, url in GPT2_URLS.items():
+        data = (ROOT / "posviz" / "data" / name).read_bytes()
+        (folder / hashlib.sha1(url.encode()).hexdigest()).write_bytes(data)
+    return folder
+
+
+@pytest.mark.slow
+def test_shown_script_reproduces_the_chart_for_every_scheme(
+    app_test: AppFactory, decode_array: Decode, tmp_path: Path
+) -> None:
+    at = set_code_settings(ok(app_test()))
+    shown: list[list[torch.Tensor]] = []
+    paths: list[str] = []
+    for scheme in SCHEMES:
+        ok(at.selectbox(key="scheme").set_value(scheme).run())
+        show_tab(at, "Embeddings")
+        shown.append(panels(at, decode_array))
+        path = tmp_path / f"script_{scheme}.py"
+        path.write_text(shown_script(at), encoding="utf-8")
+        paths.append(str(path))
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {
+        **os.environ,
+        "TIKTOKEN_CACHE_DIR": str(offline_tiktoken_cache(tmp_path / "tiktoken-cache")),
+        "POSVIZ_OUT": str(out),
+        "HTTPS_PROXY": "http://127.0.0.1:9",  # any download attempt fails at once
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "NO_PROXY": "",
+        "PYTHONPATH": "",  # the script must not need posviz
+    }
+    result = subprocess.run(
+        [sys.executable, "-I", "-c", RUNNER, *paths],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    for index, scheme in enumerate(SCHEMES):
+        theirs = torch.load(out / f"{index}.pt")
+        for name, z, tensor in zip(("token", "pos", "input"), shown[index], theirs, strict=True):
+            assert tensor.shape == (CODE_SETTINGS["context_length"], CODE_SETTINGS["emb_dim"])
+            assert torch.equal(tensor.to(torch.float32), z), f"{scheme}: {name}"
+
+
+# --- downloads --------------------------------------------------------------------------------
+
+
+def test_download_tab_has_three_download_buttons(app_test: AppFactory) -> None:
+    at = show_tab(ok(app_test()), "Download")
+    buttons = at.get("download_button")
+    keys = [button.proto.id.rsplit("-", 1)[-1] for button in buttons]
+    assert keys == ["download_csv", "download_npy", "download_html"]
+    labels = " ".join(button.proto.label for button in buttons)
+    for kind in (".csv", ".npy", ".html"):
+        assert kind in labels
+
+
+# --- lecture mode -------------------------------------------------------------------------------
+
+
+def step_buttons(at: AppTest) -> tuple[bool, bool]:
+    """(Back disabled, Next disabled)."""
+    return at.button(key="step_back").disabled, at.button(key="step_next").disabled
+
+
+def test_lecture_mode_reveals_one_panel_per_click(app_test: AppFactory) -> None:
+    at = ok(app_test())
+    assert visible_panels(at) == 3  # outside lecture mode everything shows at once
+    ok(at.toggle(key="lecture").set_value(True).run())
+
+    # step 0: the text only
+    assert visible_panels(at) is None
+    assert at.header[0].value.startswith("1.")
+    assert "## A rose is a rose is a rose\\." in [m.value for m in at.markdown]
+    assert not any("-badge[" in m.value for m in at.markdown)
+    assert step_buttons(at) == (True, False)
+
+    # step 1: token ids, still no chart
+    ok(at.button(key="step_next").click().run())
+    assert visible_panels(at) is None
+    # the repeated " rose" is highlighted (as a badge, or a coloured background)
+    assert any(re.search(r":orange-\w+\[1 · ␣rose · 8278\]", m.value) for m in at.markdown)
+    assert step_buttons(at) == (False, False)
+
+    for panels_shown in (1, 2, 3):  # token | + position | = input
+        ok(at.button(key="step_next").click().run())
+        assert visible_panels(at) == panels_shown
+    assert at.header[0].value.startswith("5.")
+    assert step_buttons(at) == (False, True)
+
+    ok(at.button(key="step_back").click().run())
+    assert visible_panels(at) == 2
+    assert step_buttons(at) == (False, False)
+    for _ in range(3):
+        ok(at.button(key="step_back").click().run())
+    assert visible_panels(at) is None
+    assert at.header[0].value.startswith("1.")
+    assert step_buttons(at) == (True, False)
+
+
+@pytest.mark.parametrize("flag", ["1", "true", "on"])
+def test_lecture_flag_in_the_url_turns_it_on(app_test: AppFactory, flag: str) -> None:
+    at = ok(app_test({"lecture": flag}))
+    assert not at.warning
+    assert at.toggle(key="lecture").value is True
+    assert visible_panels(at) is None  # starts at step 0
+    assert step_buttons(at) == (True, False)
+    assert params(at).get("lecture") == "1"
+
+
+def test_lecture_hides_stride_and_seed_but_keeps_their_values(
+    app_test: AppFactory, decode_array: Decode
+) -> None:
+    at = set_code_settings(ok(app_test()))  # T=4, d=12, seed 7, stride 3, window 1
+    ok(at.toggle(key="lecture").set_value(True).run())
+    assert "stride" not in [slider.key for slider in at.slider]
+    assert "seed" not in [number.key for number in at.number_input]
+    assert params(at)["seed"] == "7" and params(at)["stride"] == "3"
+    for _ in range(4):
+        ok(at.button(key="step_next").click().run())
+    ids = encode(DEFAULT_TEXT)[3:7]  # window 1 starts at the stride, 3
+    expected = reference("learned", seed=7, emb_dim=12, context_length=4, token_ids=ids)
+    assert_panels_equal(panels(at, decode_array), expected)
+
+    ok(at.toggle(key="lecture").set_value(False).run())
+    assert at.slider(key="stride").value == 3
+    assert at.number_input(key="seed").value == 7
+    assert_panels_equal(panels(at, decode_array), expected)
+
+
+# --- shareable links -------------------------------------------------------------------------
+
+
+def test_settings_written_to_the_url_restore_the_same_numbers(
+    app_test: AppFactory, decode_array: Decode
+) -> None:
+    at = ok(app_test())
+    ok(at.selectbox(key="scheme").set_value("rope").run())
+    ok(at.slider(key="emb_dim").set_value(10).run())
+    link = params(at)
+    assert link["scheme"] == "rope"
+    assert link["emb_dim"] == "10"
+    before = panels(at, decode_array)
+
+    again = ok(app_test(link))
+    assert not again.warning
+    assert again.selectbox(key="scheme").value == "rope"
+    assert again.slider(key="emb_dim").value == 10
+    after = panels(again, decode_array)
+    for z_before, z_after in zip(before, after, strict=True):
+        assert torch.equal(z_before, z_after)
+    ids = encode(DEFAULT_TEXT)
+    assert_panels_equal(
+        after, reference("rope", seed=123, emb_dim=10, context_length=16, token_ids=ids)
+    )

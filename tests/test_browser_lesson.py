@@ -1,0 +1,117 @@
+"""The lesson features in a real browser: Debian's Chromium, driven by Playwright, against
+`streamlit run app.py` on 127.0.0.1 (see conftest.py). Waits are for selectors and page
+conditions, never for time.
+
+The figures are read from Plotly's graph divs: ``gd.data[i].visible`` is what lecture mode
+sets, and each heatmap plotly.js actually draws is one ``g.hm`` layer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+LOAD_TIMEOUT = 90_000  # ms: the server's first run imports torch
+EMBEDDINGS = ".st-key-embeddings .js-plotly-plot"
+SIMILARITY = ".st-key-similarity .js-plotly-plot"
+
+# [visible flags, drawn heatmap layers] of a chart, or null while it is not on the page.
+PANELS = """(selector) => {
+    const gd = document.querySelector(selector);
+    if (!gd || !gd.data) return null;
+    return [gd.data.map(t => t.visible !== false), gd.querySelectorAll('g.hm').length];
+}"""
+
+
+def wait_for_panels(page: Any, selector: str, shown: int) -> None:
+    """Until the chart has three traces, the first ``shown`` visible and drawn."""
+    page.wait_for_function(
+        """([selector, shown]) => {
+            const gd = document.querySelector(selector);
+            return !!gd && !!gd.data && gd.data.length === 3
+                && gd.data.filter(t => t.visible !== false).length === shown
+                && gd.querySelectorAll('g.hm').length === shown;
+        }""",
+        arg=[selector, shown],
+        timeout=LOAD_TIMEOUT,
+    )
+
+
+def wait_for_text(page: Any, text: str) -> None:
+    """Until the page shows ``text`` (elements of a run arrive one after another)."""
+    page.wait_for_function(
+        "(text) => document.body.innerText.includes(text)", arg=text, timeout=LOAD_TIMEOUT
+    )
+
+
+def panels(page: Any, selector: str) -> list[object] | None:
+    result = page.evaluate(PANELS, selector)
+    return None if result is None else list(result)
+
+
+def test_similarity_tab_draws_three_heatmaps(page: Any, server_url: str) -> None:
+    page.goto(server_url)
+    page.wait_for_selector(EMBEDDINGS, timeout=LOAD_TIMEOUT)
+    page.get_by_role("tab", name="Similarity").click()
+    wait_for_panels(page, SIMILARITY, 3)
+    assert panels(page, SIMILARITY) == [[True, True, True], 3]
+    sizes = page.evaluate(
+        "(s) => document.querySelector(s)._fullData.map(t => [t.z.length, t.z[0].length])",
+        SIMILARITY,
+    )
+    assert sizes == [[9, 9]] * 3  # "A rose is a rose is a rose." is 9 tokens
+    wait_for_text(page, "appears at positions 1 and 4")
+    assert "token panel shows similarity 1.000" in page.inner_text("body")
+    assert page.console_errors == []
+    assert page.dialogs == []
+
+
+def test_lecture_link_steps_through_the_pipeline(page: Any, server_url: str) -> None:
+    page.goto(f"{server_url}/?lecture=1")
+    next_button = page.locator(".st-key-step_next button")
+    back_button = page.locator(".st-key-step_back button")
+    page.get_by_role("heading", name="1. Text").wait_for(timeout=LOAD_TIMEOUT)
+    assert back_button.is_disabled()
+    assert page.locator(EMBEDDINGS).count() == 0  # step 0: the text, no chart yet
+
+    next_button.click()
+    page.get_by_role("heading", name="2. Token IDs").wait_for(timeout=LOAD_TIMEOUT)
+    assert page.locator(EMBEDDINGS).count() == 0
+    wait_for_text(page, "1 · ␣rose · 8278")  # the chip of " rose" at position 1
+
+    for shown in (1, 2, 3):  # token | + position | = input
+        next_button.click()
+        wait_for_panels(page, EMBEDDINGS, shown)
+        flags = [True] * shown + [False] * (3 - shown)
+        assert panels(page, EMBEDDINGS) == [flags, shown]
+    page.get_by_role("heading", name="5. Input embeddings").wait_for(timeout=LOAD_TIMEOUT)
+    assert next_button.is_disabled()
+    assert not back_button.is_disabled()
+
+    back_button.click()
+    wait_for_panels(page, EMBEDDINGS, 2)
+    assert page.console_errors == []
+    assert page.dialogs == []
+
+
+def test_charts_offer_a_png_download_button(page: Any, server_url: str, tmp_path: Path) -> None:
+    page.goto(server_url)
+    wait_for_panels(page, EMBEDDINGS, 3)
+    camera = page.locator(f"{EMBEDDINGS} .modebar-btn[data-title='Download plot as a PNG']")
+    assert camera.count() == 1
+    page.hover(EMBEDDINGS)  # the modebar shows on hover
+    with page.expect_download(timeout=LOAD_TIMEOUT) as download:
+        camera.click()
+    assert download.value.suggested_filename == "posviz.png"
+    saved = tmp_path / "posviz.png"
+    download.value.save_as(saved)
+    assert saved.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page.get_by_role("tab", name="Similarity").click()
+    wait_for_panels(page, SIMILARITY, 3)
+    camera = page.locator(f"{SIMILARITY} .modebar-btn[data-title='Download plot as a PNG']")
+    assert camera.count() == 1
+    assert page.console_errors == []
