@@ -6,6 +6,8 @@ Run with ``streamlit run app.py``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 import torch
 
@@ -73,8 +75,13 @@ def init_state() -> list[str]:
         notices.append(f"lecture: {lecture[:40]!r} is not on/off; lecture mode stays off")
     st.session_state["lecture"] = lecture in {"1", "true", "on"}
     reset_step()
-    st.session_state["preset"] = next(
-        (name for name, preset in PRESETS.items() if preset == settings), CUSTOM
+    st.session_state["preset"] = next(  # an example seen under another scheme is still it
+        (
+            name
+            for name, preset in PRESETS.items()
+            if replace(preset, scheme=settings.scheme) == settings
+        ),
+        CUSTOM,
     )
     return notices
 
@@ -86,6 +93,14 @@ def apply_preset() -> None:
     for key in ("text", "context_length", "emb_dim", "seed", "window", "scheme"):
         st.session_state[key] = getattr(preset, key)
     st.session_state["stride"] = preset.effective_stride
+
+
+def explain(text: str) -> None:
+    """A caption; in lecture mode normal-size text, readable from the back of the room."""
+    if st.session_state.get("lecture"):
+        st.markdown(text)
+    else:
+        st.caption(text)
 
 
 def mark_custom() -> None:
@@ -189,14 +204,16 @@ def token_chips(batch: Batch, window: int, texts: list[str]) -> None:
     counts: dict[int, int] = {}
     for token_id in batch.token_ids[span.start : span.stop]:
         counts[token_id] = counts.get(token_id, 0) + 1
-    chips = ["####"] if st.session_state.get("lecture") else []
+    lecture = bool(st.session_state.get("lecture"))
+    # Badges have a fixed small size; coloured backgrounds grow with the heading in lecture mode.
+    style, chips = ("background", ["###"]) if lecture else ("badge", [])
     for offset, (token_id, text) in enumerate(
         zip(batch.token_ids[span.start : span.stop], texts, strict=True)
     ):
         colour = "orange" if counts[token_id] > 1 else "blue"
-        chips.append(f":{colour}-badge[{offset} · {for_markdown(text)} · {token_id}]")
+        chips.append(f":{colour}-{style}[{offset} · {for_markdown(text)} · {token_id}]")
     st.markdown(" ".join(chips))
-    st.caption(
+    explain(
         f"Window {window} of the batch covers tokens {span.start}–{span.stop - 1} of "
         f"{len(batch.token_ids)} (positions 0–{len(span) - 1}). Orange: a token that repeats "
         "in this window: same token id, same token vector."
@@ -240,7 +257,14 @@ def lecture_steps() -> int:
     if not st.session_state.get("lecture"):
         return len(STEPS) - 1
     back, title, forward = st.columns([1, 6, 1], vertical_alignment="center")
-    back.button("◀ Back", key="step_back", on_click=move_step, args=(-1,), disabled=step == 0)
+    back.button(
+        "◀ Back",
+        key="step_back",
+        on_click=move_step,
+        args=(-1,),
+        disabled=step == 0,
+        width="stretch",
+    )
     forward.button(
         "Next ▶",
         key="step_next",
@@ -248,6 +272,7 @@ def lecture_steps() -> int:
         on_click=move_step,
         args=(1,),
         disabled=step == len(STEPS) - 1,
+        width="stretch",
     )
     title.header(STEPS[step].title)
     st.markdown(f"### {STEPS[step].caption}")
@@ -274,7 +299,7 @@ def embeddings_view(
         reveal_panels(figure, STEPS[step].panels)
     st.plotly_chart(figure, key="embeddings", theme=None, config=CHART_CONFIG)
     st.markdown(SCHEME_NOTES[settings.scheme])
-    st.caption(
+    explain(
         "Self-attention on its own is blind to order: a repeated token has the same token "
         "vector wherever it stands (compare its rows in the left panel). Only the position "
         "signal makes the rows of the right panel differ. Positions count from 0."
@@ -297,7 +322,7 @@ def similarity_view(settings: Settings, embeddings: WindowEmbeddings, texts: lis
         )
     else:
         st.markdown(repeat.markdown())
-    st.caption(POSITION_PANEL_NOTES[settings.scheme])
+    explain(POSITION_PANEL_NOTES[settings.scheme])
 
 
 def code_view(settings: Settings) -> None:

@@ -44,6 +44,7 @@ PANEL_TITLES: Final[dict[Scheme, tuple[str, str, str]]] = {
     "rope": ("token embeddings", "RoPE: cos(position × θᵢ)", "rotated token vectors"),
 }
 _VALUE_NAMES: Final = ("token", "position", "input")
+_ROPE_VALUE_NAMES: Final = ("token", "cos(p·θ)", "rotated")
 
 
 @dataclass(frozen=True)
@@ -77,17 +78,23 @@ def row_labels(token_texts: Sequence[str]) -> list[str]:
     return [f"{position} · {for_plotly(text)}" for position, text in enumerate(token_texts)]
 
 
-def _hovertemplate(index: int, three_way: bool) -> str:
+def _hovertemplate(index: int, three_way: bool, scheme: Scheme) -> str:
     where = "position · token: %{y}<br>dimension: %{x}<br>"
+    names = _ROPE_VALUE_NAMES if scheme == "rope" else _VALUE_NAMES
     if not three_way:
-        return where + f"{_VALUE_NAMES[index]} value: %{{z:.4f}}<extra></extra>"
+        return where + f"{names[index]} value: %{{z:.4f}}<extra></extra>"
     # customdata per cell: [token value, position value, input value, token id]
-    return (
-        where
-        + "token id: %{customdata[3]:.0f}<br>"
-        + "token %{customdata[0]:.4f} + position %{customdata[1]:.4f}"
-        + " = input %{customdata[2]:.4f}<extra></extra>"
-    )
+    if scheme == "rope":  # nothing is added: the pair (j, j + d/2) is rotated
+        combined = (
+            "token %{customdata[0]:.4f}, cos(p·θ) %{customdata[1]:.4f}"
+            " → rotated %{customdata[2]:.4f}"
+        )
+    else:
+        combined = (
+            "token %{customdata[0]:.4f} + position %{customdata[1]:.4f}"
+            " = input %{customdata[2]:.4f}"
+        )
+    return where + "token id: %{customdata[3]:.0f}<br>" + combined + "<extra></extra>"
 
 
 def embeddings_figure(
@@ -129,18 +136,21 @@ def embeddings_figure(
         )
         customdata = np.ascontiguousarray(np.stack([*shown, ids], axis=-1))  # [n, k, 4]
 
-    limit = float(max(np.abs(m).max() for m in shown)) if num_rows else 1.0
+    # RoPE's middle panel is cos(angle), not something added: it gets its own [-1, 1] axis.
+    own_axis = window.scheme == "rope"
+    on_shared_axis = [m for index, m in enumerate(shown) if not (own_axis and index == 1)]
+    limit = float(max(np.abs(m).max() for m in on_shared_axis)) if num_rows else 1.0
     font_size = 22 if lecture else 14
-    titles = PANEL_TITLES[window.scheme]
+    titles: tuple[str, ...] = PANEL_TITLES[window.scheme]
     traces: list[dict[str, object]] = [
         {
             "type": "heatmap",
             "z": z,
             "x": columns,
             "y": labels,
-            "coloraxis": "coloraxis",
+            "coloraxis": "coloraxis2" if own_axis and index == 1 else "coloraxis",
             **({} if customdata is None else {"customdata": customdata}),
-            "hovertemplate": _hovertemplate(index, three_way),
+            "hovertemplate": _hovertemplate(index, three_way, window.scheme),
             "xaxis": "x" if index == 0 else f"x{index + 1}",
             "yaxis": "y",
             "name": titles[index],
@@ -149,6 +159,8 @@ def embeddings_figure(
     ]
     gap = 0.03
     width = (1 - 2 * gap) / 3
+    if lecture:  # large type: long titles take two lines
+        titles = tuple(title.replace(" (", "<br>(").replace(" = ", "<br>= ") for title in titles)
     note = f"<br><sup>{reduction.note}</sup>" if reduction.note else ""
     layout: dict[str, object] = {
         "coloraxis": {
@@ -158,6 +170,7 @@ def embeddings_figure(
             "cmax": limit,
             "colorbar": {"title": {"text": "value"}, "thickness": 18},
         },
+        **({"coloraxis2": _cos_axis(width + gap, width)} if own_axis else {}),
         "yaxis": {
             "autorange": "reversed",
             "type": "category",
@@ -167,8 +180,13 @@ def embeddings_figure(
             **_tick_subset(labels),
         },
         "font": {"size": font_size},
-        "margin": {"t": 90 if note else 70, "b": 60, "l": 10, "r": 10},
-        "height": max(420, min(900, 140 + 26 * num_rows)) + (120 if lecture else 0),
+        "margin": {
+            "t": (90 if note else 70) + (40 if lecture else 0),
+            "b": 130 if own_axis else 60,
+            "l": 10,
+            "r": 10,
+        },
+        "height": max(480, min(900, 160 + 26 * num_rows)) + (160 if lecture else 0),
         "annotations": [],
         "hovermode": "closest",
         "hoverlabel": {"font": {"size": font_size}},
@@ -179,7 +197,7 @@ def embeddings_figure(
         axis = "xaxis" if index == 0 else f"xaxis{index + 1}"
         layout[axis] = {
             "domain": [start, start + width],
-            "title": {"text": "dimension"},
+            "title": {"text": "dimension", "standoff": 12},
             "anchor": "y",
             **({} if index == 0 else {"matches": "x"}),
         }
@@ -201,6 +219,27 @@ def embeddings_figure(
     # validation is skipped: it took half of a rerun at the default sizes (12 of 25 ms) and
     # walked every row label at T=1024. The JSON is the same as with validation.
     return go.Figure(data=traces, layout=layout, _validate=False)
+
+
+def _cos_axis(start: float, width: float) -> dict[str, object]:
+    """RoPE's cos(position × θ) axis: fixed to [-1, 1], its colour bar under the middle panel."""
+    return {
+        "colorscale": _COLORSCALE_STEPS,
+        "cmin": -1.0,
+        "cmid": 0.0,
+        "cmax": 1.0,
+        "colorbar": {
+            "title": {"text": "cos", "side": "right"},
+            "orientation": "h",
+            "x": start + width / 2,
+            "xanchor": "center",
+            "len": width,
+            "lenmode": "fraction",
+            "y": -0.18,
+            "yanchor": "top",
+            "thickness": 14,
+        },
+    }
 
 
 def _tick_subset(labels: list[str]) -> dict[str, object]:
