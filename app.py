@@ -66,7 +66,8 @@ def init_state() -> list[str]:
     """On a session's first run, take the settings from the URL; return notices."""
     if "context_length" in st.session_state:
         return []
-    settings, notices = settings_from_query(st.query_params.to_dict())
+    params = {key: st.query_params.get_all(key) for key in st.query_params}
+    settings, notices = settings_from_query(params)
     for key in ("text", "context_length", "emb_dim", "seed", "window", "scheme"):
         st.session_state[key] = getattr(settings, key)
     st.session_state["stride"] = settings.stride or settings.context_length
@@ -407,8 +408,14 @@ def main() -> None:
         "`torch.manual_seed(seed)`, `nn.Embedding(50257, d)` and `nn.Embedding(T, d)`."
     )
     for notice in notices:
-        st.warning(f"Link setting not used: {notice}", icon="⚠️")
+        st.warning(f"Link setting not used: {for_markdown(notice)}", icon="⚠️")
     settings = controls()
+    if len(settings.text) >= MAX_TEXT_CHARS:
+        st.warning(
+            f"The text reached the {MAX_TEXT_CHARS:,}-character limit: anything pasted beyond "
+            "that was cut off.",
+            icon="⚠️",
+        )
     try:
         validate(settings)
         tokenizer_ready()

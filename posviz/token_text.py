@@ -21,6 +21,7 @@ A token is a byte string. posviz shows it as text in three places, each with its
 from __future__ import annotations
 
 import html
+import re
 import string
 import unicodedata
 from typing import Final
@@ -28,6 +29,8 @@ from typing import Final
 _STAND_INS: Final = {" ": "␣", "\n": "↵", "\t": "⇥", "\r": "␍"}
 _INVISIBLE_CATEGORIES: Final = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}
 _MARKDOWN_ESCAPES: Final = {ord(ch): "\\" + ch for ch in string.punctuation}
+WORD_JOINER: Final = "\u2060"
+_AUTOLINK_TRIGGERS: Final = re.compile(r"(?<=:)|(?=@)|(?<=www)(?=\.)", re.IGNORECASE)
 
 
 def _show_char(ch: str) -> str:
@@ -61,5 +64,11 @@ def for_plotly(text: str) -> str:
 
 
 def for_markdown(text: str) -> str:
-    """``text`` escaped so Streamlit Markdown shows it literally."""
-    return text.translate(_MARKDOWN_ESCAPES)
+    """``text`` escaped so Streamlit Markdown shows it literally.
+
+    Backslash escapes stop emphasis, links, directives, LaTeX and HTML. GitHub-flavoured
+    Markdown also turns bare ``https://…``, ``www.…`` and ``name@host`` into links *after*
+    escapes are resolved, so an invisible WORD JOINER (U+2060) goes after each ``:``, before
+    each ``@`` and between ``www`` and ``.``: the text reads the same and links nothing.
+    """
+    return _AUTOLINK_TRIGGERS.sub(WORD_JOINER, text).translate(_MARKDOWN_ESCAPES)

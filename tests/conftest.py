@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -22,6 +23,7 @@ from typing import NoReturn
 import numpy as np
 import pytest
 from hypothesis import settings as hypothesis_settings
+from hypothesis.configuration import set_hypothesis_home_dir
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,7 +39,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-# Hypothesis keeps no example database: tests write nothing into the working tree.
+# Hypothesis keeps no example database, and its other files (a cache of constants) go to the
+# system temp folder: tests write nothing into the working tree.
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "posviz-hypothesis")
 hypothesis_settings.register_profile("posviz", database=None)
 hypothesis_settings.load_profile("posviz")
 

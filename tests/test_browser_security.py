@@ -1,0 +1,138 @@
+"""Hostile text in a real Chromium: shown literally everywhere, never run or rendered.
+
+The text arrives by URL (percent-encoded) or typed into the text area. Then: no dialog fires,
+no element from the text exists in the page (no ``img[src=x]``, no ``<script>`` with ``alert``,
+no ``javascript:`` link, no ``<b>`` element, no Plotly ``<b>``/``<br>``/``<sup>``/``<span>``
+rendering in the SVG), the literal characters are readable in the chips, the y tick labels and
+the hover box, and the console stays clean. Waits are on selectors, never on time.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+SCRIPTS = (
+    '<img src=x onerror=alert(1)> <script>alert(2)</script> <a href="javascript:alert(3)">x</a>'
+)
+PLOTLY_TAGS = '<b>bold</b> <br> <sup>s</sup> <span style="color:red">red</span>'
+CHART = ".js-plotly-plot .main-svg"
+WAIT = 60_000  # ms: the first run of a fresh server imports torch
+
+
+def chip_texts(page: Any) -> list[str]:
+    """Token text of each chip, in order (chips read ``position · token · id``)."""
+    badges = page.locator(".stMarkdownBadge").all_inner_texts()
+    found = []
+    for badge in badges:
+        match = re.fullmatch(r"(\d+) · (.*) · (\d+)", badge.strip())
+        if match:
+            found.append(match.group(2).replace("\u2060", ""))  # posviz's invisible joiners
+    return found
+
+
+def tick_texts(page: Any) -> list[str]:
+    """Text of the y tick labels as drawn in the SVG, top to bottom."""
+    return page.locator(".yaxislayer-above .ytick text").all_text_contents()
+
+
+def as_typed(shown: str) -> str:
+    return shown.replace("␣", " ")
+
+
+def assert_nothing_injected(page: Any) -> None:
+    assert page.locator("img[src='x']").count() == 0, "an <img> from the text was created"
+    assert page.locator("a[href^='javascript' i]").count() == 0, "a javascript: link exists"
+    scripts_with_alert = page.evaluate(
+        "() => Array.from(document.scripts).filter(s => s.textContent.includes('alert(')).length"
+    )
+    assert scripts_with_alert == 0, "a <script> from the text was inserted"
+    assert page.locator('[data-testid="stApp"] b', has_text="bold").count() == 0
+    assert page.locator('[data-testid="stApp"] sup').count() == 0
+    assert page.locator('[data-testid="stApp"] span[style*="color:red" i]').count() == 0
+    # Plotly turns its label tags into <tspan>s: bold, a line break, superscript, a colour.
+    # (The panel titles are the app's own bold text, so only ticks and hover are checked.)
+    styled = page.evaluate(
+        """() => Array.from(document.querySelectorAll(
+                '.js-plotly-plot .yaxislayer-above tspan, .js-plotly-plot .hoverlayer tspan'))
+            .filter(t => /font-weight:\\s*bold|fill:\\s*red|baseline-shift/i
+                .test(t.getAttribute('style') || '')
+                || (t.classList.contains('line') && !t.closest('.hoverlayer'))
+                || t.querySelector('a')).length"""
+    )
+    assert styled == 0, "Plotly rendered markup from the text"
+    assert page.locator(".js-plotly-plot a").count() == 0
+    assert not page.dialogs, f"a dialog fired: {page.dialogs}"
+
+
+def hover_row(page: Any, row: int, rows: int) -> str:
+    """Hover the middle of ``row`` in the first heatmap; return the hover box's text lines."""
+    drag = page.locator(".js-plotly-plot .xy .nsewdrag").first
+    box = drag.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + box["width"] * 0.1, box["y"] + box["height"] * (row + 0.5) / rows)
+    hover = page.locator(".hoverlayer .hovertext", has_text=f"position · token: {row} · ").first
+    hover.wait_for(timeout=WAIT)  # the box of *this* row, not the previous one
+    lines = hover.locator("tspan.line").all_text_contents()
+    assert len(lines) == 4, f"the hover box should have 4 lines (no <br> from the text): {lines}"
+    return "\n".join(lines)
+
+
+def check_page(page: Any, text: str) -> None:
+    page.set_viewport_size({"width": 1600, "height": 2400})  # every heatmap row on screen
+    page.locator(CHART).first.wait_for(timeout=WAIT)
+    page.locator(".stMarkdownBadge").first.wait_for(timeout=WAIT)
+    assert_nothing_injected(page)
+
+    chips = chip_texts(page)
+    assert as_typed("".join(chips)) == text, chips
+    ticks = tick_texts(page)
+    assert len(ticks) == len(chips)
+    for position, (tick, chip) in enumerate(zip(ticks, chips, strict=True)):
+        assert tick == f"{position} · {chip}", (tick, chip)
+
+    rows = len(chips)
+    for row in sorted({0, next(i for i, chip in enumerate(chips) if "<" in chip), rows - 1}):
+        hover = hover_row(page, row, rows)
+        assert hover.splitlines()[0] == f"position · token: {row} · {chips[row]}", hover
+        assert_nothing_injected(page)
+    assert not page.console_errors, page.console_errors
+
+
+@pytest.mark.parametrize(
+    "text", [pytest.param(SCRIPTS, id="scripts"), pytest.param(PLOTLY_TAGS, id="plotly-tags")]
+)
+def test_hostile_text_from_the_url_is_literal(server_url: str, page: Any, text: str) -> None:
+    page.goto(f"{server_url}/?context_length=64&text={quote(text)}")
+    check_page(page, text)
+
+
+def test_hostile_text_typed_into_the_text_area_is_literal(server_url: str, page: Any) -> None:
+    page.goto(f"{server_url}/?context_length=64&text=start")
+    page.locator(CHART).first.wait_for(timeout=WAIT)
+    text = SCRIPTS
+    area = page.get_by_test_id("stTextArea").locator("textarea")
+    area.fill(text)
+    area.press("Control+Enter")
+    page.locator(".stMarkdownBadge", has_text="script").first.wait_for(timeout=WAIT)
+    page.locator(".yaxislayer-above .ytick text", has_text="script").first.wait_for(timeout=WAIT)
+    check_page(page, text)
+
+
+def test_markdown_from_the_url_in_notices_is_literal(server_url: str, page: Any) -> None:
+    """Notices repeat URL text in st.warning (Markdown): no link or emphasis may appear."""
+    key = quote("[click me](https://evil.example/login)")
+    page.goto(f"{server_url}/?{key}=1&seed={quote('**bold** <b>x</b>')}")
+    warnings = page.locator('[data-testid="stAlertContentWarning"]')
+    warnings.first.wait_for(timeout=WAIT)
+    shown = " ".join(warnings.all_inner_texts()).replace("\u2060", "")  # posviz word joiners
+    assert "[click me](https://evil.example/login)" in shown, shown
+    assert "**bold**" in shown, shown
+    assert page.locator("a[href*='evil.example']").count() == 0, "a link from the URL rendered"
+    assert page.locator('[data-testid="stAlertContentWarning"] strong').count() == 0
+    assert_nothing_injected(page)

@@ -1,0 +1,285 @@
+"""Faults: broken tokenizer data, cache eviction, a server restart; and the security posture.
+
+* Missing or corrupted GPT-2 files give :class:`TokenizerDataError` at start, and the app shows
+  that message instead of any tokenization.
+* Evicting Streamlit's caches (by hand, or by cycling past ``max_entries``) mid-session keeps
+  the chart equal to torch's reference.
+* A server restarted on the same port: the open page reconnects and shows the same view, taken
+  from its URL (browser test).
+* ``.streamlit/config.toml`` keeps the security options; no user text can reach an HTML sink.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import tomllib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import numpy as np
+import pytest
+import streamlit as st
+import streamlit.config
+import torch
+from conftest import decode_plotly_array as decode_array
+from conftest import start_server, stop_server
+from streamlit.testing.v1 import AppTest
+
+import posviz.tokenizer
+from posviz.tokenizer import TokenizerDataError, encode, get_encoding
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "posviz" / "data"
+
+
+def reference(
+    seed: int, emb_dim: int, context_length: int, token_ids: list[int]
+) -> list[np.ndarray]:
+    """token, positional and input embeddings of the book for ``token_ids`` (one window)."""
+    torch.manual_seed(seed)
+    token_layer = torch.nn.Embedding(50257, emb_dim)
+    pos_layer = torch.nn.Embedding(context_length, emb_dim)
+    n = min(len(token_ids), context_length)
+    tok = token_layer.weight.detach()[torch.tensor(token_ids[:n])]
+    pos = pos_layer.weight.detach()[:n]
+    return [tok.numpy(), pos.numpy(), (tok + pos).numpy()]
+
+
+def assert_chart_matches(at: AppTest, seed: int, emb_dim: int, context_length: int) -> None:
+    assert not at.exception
+    charts = at.get("plotly_chart")
+    assert len(charts) == 1
+    spec = json.loads(charts[0].proto.spec)
+    token_ids = encode(at.session_state["text"])
+    for trace, want in zip(
+        spec["data"], reference(seed, emb_dim, context_length, token_ids), strict=True
+    ):
+        np.testing.assert_allclose(decode_array(trace["z"]), want, rtol=1e-6, atol=1e-6)
+
+
+# --- tokenizer data missing or corrupted ----------------------------------------------------
+
+
+class _FakeResources:
+    """Stands in for ``importlib.resources``: ``files("posviz")`` is a folder we control."""
+
+    def __init__(self, package_dir: Path) -> None:
+        self.package_dir = package_dir
+
+    def files(self, package: str) -> Path:
+        assert package == "posviz"
+        return self.package_dir
+
+
+@pytest.fixture
+def broken_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A copy of posviz/data the test may damage; encoding and Streamlit caches are fresh."""
+    (tmp_path / "data").mkdir()
+    for name in ("vocab.bpe", "encoder.json"):
+        (tmp_path / "data" / name).write_bytes((DATA / name).read_bytes())
+    monkeypatch.setattr(posviz.tokenizer, "resources", _FakeResources(tmp_path))
+    get_encoding.cache_clear()
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    try:
+        yield tmp_path / "data"
+    finally:
+        monkeypatch.undo()
+        get_encoding.cache_clear()
+        st.cache_resource.clear()
+        st.cache_data.clear()
+
+
+def _flip_one_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle] = ord("x") if data[middle] != ord("x") else ord("y")
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("name", ["vocab.bpe", "encoder.json"])
+def test_missing_file_is_a_clear_error(broken_data: Path, name: str) -> None:
+    (broken_data / name).unlink()
+    with pytest.raises(TokenizerDataError, match=rf"posviz/data/{re.escape(name)} is missing"):
+        get_encoding()
+    with pytest.raises(TokenizerDataError):
+        encode("hello world")  # never a wrong tokenization
+
+
+@pytest.mark.parametrize("name", ["vocab.bpe", "encoder.json"])
+def test_corrupted_file_is_a_clear_error(broken_data: Path, name: str) -> None:
+    _flip_one_byte(broken_data / name)
+    with pytest.raises(TokenizerDataError, match=rf"{re.escape(name)} is corrupted: sha256"):
+        get_encoding()
+
+
+def test_intact_copy_still_works(broken_data: Path) -> None:
+    """The fixture itself does not break anything: an untouched copy encodes as GPT-2 does."""
+    assert encode("hello world") == [31373, 995]
+
+
+@pytest.mark.parametrize(
+    ("damage", "expected"),
+    [
+        pytest.param(lambda d: (d / "vocab.bpe").unlink(), "is missing", id="missing"),
+        pytest.param(lambda d: _flip_one_byte(d / "encoder.json"), "is corrupted", id="corrupted"),
+        pytest.param(lambda d: (d / "encoder.json").write_bytes(b""), "is corrupted", id="empty"),
+    ],
+)
+def test_app_shows_the_tokenizer_error_instead_of_tokens(
+    broken_data: Path,
+    app_test: Callable[..., AppTest],
+    damage: Callable[[Path], None],
+    expected: str,
+) -> None:
+    damage(broken_data)
+    at = app_test()
+    assert not at.exception
+    errors = [str(e.value) for e in at.error]
+    assert any("GPT-2 tokenizer file" in e and expected in e for e in errors), errors
+    assert not at.get("plotly_chart"), "a chart from a broken tokenizer would be wrong"
+    assert not any("-badge[" in str(m.value) for m in at.markdown), "token chips were shown"
+
+
+# --- cache eviction -----------------------------------------------------------------------
+
+
+def test_cache_clear_mid_session_keeps_numbers_right(app_test: Callable[..., AppTest]) -> None:
+    at = app_test(query={"seed": "5", "emb_dim": "16", "context_length": "8"})
+    assert_chart_matches(at, 5, 16, 8)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at.number_input(key="seed").set_value(6).run()
+    assert_chart_matches(at, 6, 16, 8)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at.number_input(key="seed").set_value(5).run()
+    assert_chart_matches(at, 5, 16, 8)
+    at.text_area(key="text").set_value("Every effort moves you, every effort.").run()
+    assert_chart_matches(at, 5, 16, 8)
+
+
+def test_lru_eviction_past_max_entries_keeps_numbers_right(
+    app_test: Callable[..., AppTest],
+) -> None:
+    """seeded_tables keeps 8 tables: visit 10 (seed, emb_dim) pairs, then the first again."""
+    at = app_test(query={"seed": "1000", "emb_dim": "8", "context_length": "4"})
+    assert_chart_matches(at, 1000, 8, 4)
+    for offset in range(1, 10):
+        at.number_input(key="seed").set_value(1000 + offset).run()
+        at.slider(key="emb_dim").set_value(8 + 2 * (offset % 3)).run()
+        assert_chart_matches(at, 1000 + offset, 8 + 2 * (offset % 3), 4)
+    at.number_input(key="seed").set_value(1000).run()
+    at.slider(key="emb_dim").set_value(8).run()
+    assert_chart_matches(at, 1000, 8, 4)
+
+
+# --- security posture ---------------------------------------------------------------------
+
+CONFIG = ROOT / ".streamlit" / "config.toml"
+
+
+def test_config_keeps_the_security_options() -> None:
+    config = tomllib.loads(CONFIG.read_text(encoding="utf-8"))
+    assert config["browser"]["gatherUsageStats"] is False
+    assert config["server"]["enableXsrfProtection"] is True
+    assert config["server"]["enableCORS"] is True
+    assert config["server"]["headless"] is True
+    assert config["server"]["maxUploadSize"] <= 5
+    assert config["client"]["showErrorDetails"] == "none"
+    assert config["client"]["toolbarMode"] in {"minimal", "viewer"}
+    assert config["server"].get("enableStaticServing", False) is False
+
+
+def test_config_options_exist_in_this_streamlit() -> None:
+    """A misspelt option is silently ignored by Streamlit: check every name is real."""
+    config = tomllib.loads(CONFIG.read_text(encoding="utf-8"))
+    known = set(streamlit.config._config_options_template)
+    names = {
+        f"{section}.{option}"
+        for section, options in config.items()
+        for option, value in options.items()
+        if not isinstance(value, dict)
+    }
+    assert names and names <= known, sorted(names - known)
+
+
+HTML_SINKS = re.compile(
+    r"unsafe_allow_html\s*=\s*True|st\.html\s*\(|components\.html\s*\(|components\.v1"
+    r"|unsafe_allow_javascript|\beval\s*\(|\bexec\s*\(|pickle\.loads?"
+)
+
+
+def test_no_html_sink_in_app_or_core() -> None:
+    sources = [ROOT / "app.py", *sorted((ROOT / "posviz").glob("*.py"))]
+    assert len(sources) > 5
+    hits = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in sources
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if HTML_SINKS.search(line)
+    ]
+    assert not hits, "HTML/JS sinks (user text could reach them):\n" + "\n".join(hits)
+
+
+# --- a server restart mid-session ---------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _browser_z(page: Any) -> list[np.ndarray]:
+    """The z arrays plotly.js decoded from the chart's typed-array JSON (``_fullData``)."""
+    rows = page.evaluate(
+        """() => {
+            const plot = document.querySelector('.js-plotly-plot');
+            return plot._fullData.map(trace => Array.from(trace.z, row => Array.from(row)));
+        }"""
+    )
+    return [np.asarray(z, dtype=np.float32) for z in rows]
+
+
+@pytest.mark.browser
+def test_server_restart_reconnects_to_the_same_view(page: Any) -> None:
+    port = _free_port()
+    seed, emb_dim, context_length, text = 77, 6, 5, "Every effort moves you, it moves."
+    query = urlencode(
+        {"seed": seed, "emb_dim": emb_dim, "context_length": context_length, "text": text},
+        quote_via=quote,
+    )
+    want = reference(seed, emb_dim, context_length, encode(text))
+    process, url = start_server(port=port)
+    try:
+        page.goto(f"{url}/?{query}")
+        page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
+        for got, expected in zip(_browser_z(page), want, strict=True):
+            np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+        url_before = page.url
+
+        stop_server(process)
+        # The page notices the lost connection ("Connection error" dialog) ...
+        page.get_by_test_id("stDialog").wait_for(timeout=60_000)
+        with page.expect_websocket(timeout=90_000) as new_socket:
+            process, url = start_server(port=port)
+        socket_ = new_socket.value
+        # ... reconnects, and the new server session sends a fresh chart for the URL's view.
+        socket_.expect_event(
+            "framereceived",
+            predicate=lambda payload: isinstance(payload, bytes) and b"heatmap" in payload,
+            timeout=90_000,
+        )
+        page.get_by_test_id("stDialog").wait_for(state="detached", timeout=60_000)
+        page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
+        for got, expected in zip(_browser_z(page), want, strict=True):
+            np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+        assert f"seed={seed}" in page.url and f"emb_dim={emb_dim}" in url_before
+        assert not page.dialogs
+    finally:
+        stop_server(process)
