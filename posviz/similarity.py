@@ -21,7 +21,6 @@ tensor([[1., 1., 0.],
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -31,7 +30,7 @@ import plotly.graph_objects as go
 import torch
 
 from posviz.config import Scheme
-from posviz.figures import COLORSCALE, MAX_TICKS, row_labels
+from posviz.figures import COLORSCALE, MAX_TICKS, panel_title, row_labels, tick_subset
 from posviz.pipeline import WindowEmbeddings
 from posviz.token_text import for_markdown
 
@@ -194,13 +193,6 @@ def _check_texts(window: WindowEmbeddings, token_texts: Sequence[str]) -> None:
         raise ValueError(f"{len(token_texts)} token texts for {len(window.token_ids)} tokens")
 
 
-def _ticks(labels: list[str], max_ticks: int) -> dict[str, object]:
-    """Label at most ``max_ticks`` rows, evenly spaced; every cell keeps its hover."""
-    step = max(1, math.ceil(len(labels) / max_ticks))
-    chosen = labels[::step]
-    return {"tickmode": "array", "tickvals": chosen, "ticktext": chosen}
-
-
 def similarity_figure(
     window: WindowEmbeddings,
     token_texts: Sequence[str],
@@ -252,8 +244,8 @@ def similarity_figure(
         )
     gap = 0.04
     width = (1 - 2 * gap) / 3
-    y_ticks = _ticks(labels, MAX_TICKS)
-    x_ticks = _ticks(labels, MAX_TICKS // 3)  # three panels share the width
+    y_ticks = tick_subset(labels, MAX_TICKS)
+    x_ticks = tick_subset(labels, MAX_TICKS // 3)  # three panels share the width
     layout: dict[str, object] = {
         "coloraxis": {
             "colorscale": COLORSCALE,
@@ -292,18 +284,7 @@ def similarity_figure(
             **({} if index == 0 else {"matches": "x"}),
         }
         layout["annotations"].append(  # type: ignore[attr-defined]
-            {
-                "text": f"<b>{titles[index]}</b>{note}",
-                "x": start + width / 2,
-                "y": 1.0,
-                "xref": "paper",
-                "yref": "paper",
-                "xanchor": "center",
-                "yanchor": "bottom",
-                "yshift": 8,
-                "showarrow": False,
-                "font": {"size": font_size + 2},
-            }
+            panel_title(titles[index], note=note, x=start + width / 2, font_size=font_size + 2)
         )
     figure.update_layout(layout)
     return figure

@@ -15,14 +15,9 @@ The app turns any unexpected exception into an ``st.error``, so after every inte
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import math
-import os
 import re
-import subprocess
-import sys
-import textwrap
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -31,22 +26,17 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from reproduce import run_scripts
 from streamlit.testing.v1 import AppTest
 
 from posviz.tokenizer import encode
 
 AppFactory = Callable[..., AppTest]
 Decode = Callable[[object], np.ndarray]
-ROOT = Path(__file__).resolve().parent.parent
 VOCAB_SIZE = 50257  # GPT-2, written out here rather than imported
 DEFAULT_TEXT = "A rose is a rose is a rose."  # tokens: A ␣rose ␣is ␣a ␣rose ␣is ␣a ␣rose .
 ROSE = (1, 4)  # the first two positions of " rose"
 SCHEMES = ("learned", "sinusoidal", "none", "rope")
-# tiktoken_ext/openai_public.py, gpt2(): the files tiktoken downloads (cached by sha1 of URL).
-GPT2_URLS = {
-    "vocab.bpe": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
-    "encoder.json": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
-}
 
 
 # --- independent references ------------------------------------------------------------
@@ -305,65 +295,21 @@ def test_code_tab_shows_a_script_with_the_settings(app_test: AppFactory) -> None
     assert "import streamlit" not in script and "posviz" not in script.split('"""', 2)[2]
 
 
-RUNNER = textwrap.dedent(
-    """
-    import os, runpy, sys, torch
-    for index, path in enumerate(sys.argv[1:]):
-        names = runpy.run_path(path, run_name="__main__")
-        torch.save(
-            [names[k] for k in ("token_embeddings", "pos_embeddings", "input_embeddings")],
-            os.path.join(os.environ["POSVIZ_OUT"], f"{index}.pt"),
-        )
-    """
-)
-
-
-def offline_tiktoken_cache(folder: Path) -> Path:
-    """A TIKTOKEN_CACHE_DIR holding posviz's vendored GPT-2 files under tiktoken's names."""
-    folder.mkdir()
-    for name, url in GPT2_URLS.items():
-        data = (ROOT / "posviz" / "data" / name).read_bytes()
-        (folder / hashlib.sha1(url.encode()).hexdigest()).write_bytes(data)
-    return folder
-
-
 @pytest.mark.slow
 def test_shown_script_reproduces_the_chart_for_every_scheme(
     app_test: AppFactory, decode_array: Decode, tmp_path: Path
 ) -> None:
     at = set_code_settings(ok(app_test()))
     shown: list[list[torch.Tensor]] = []
-    paths: list[str] = []
+    scripts: list[str] = []
     for scheme in SCHEMES:
         ok(at.selectbox(key="scheme").set_value(scheme).run())
         show_tab(at, "Embeddings")
         shown.append(panels(at, decode_array))
-        path = tmp_path / f"script_{scheme}.py"
-        path.write_text(shown_script(at), encoding="utf-8")
-        paths.append(str(path))
-    out = tmp_path / "out"
-    out.mkdir()
-    env = {
-        **os.environ,
-        "TIKTOKEN_CACHE_DIR": str(offline_tiktoken_cache(tmp_path / "tiktoken-cache")),
-        "POSVIZ_OUT": str(out),
-        "HTTPS_PROXY": "http://127.0.0.1:9",  # any download attempt fails at once
-        "HTTP_PROXY": "http://127.0.0.1:9",
-        "NO_PROXY": "",
-        "PYTHONPATH": "",  # the script must not need posviz
-    }
-    result = subprocess.run(
-        [sys.executable, "-I", "-c", RUNNER, *paths],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
+        scripts.append(shown_script(at))
+    results, _ = run_scripts(scripts, tmp_path)
     for index, scheme in enumerate(SCHEMES):
-        theirs = torch.load(out / f"{index}.pt")
+        theirs = results[index]
         for name, z, tensor in zip(("token", "pos", "input"), shown[index], theirs, strict=True):
             assert tensor.shape == (CODE_SETTINGS["context_length"], CODE_SETTINGS["emb_dim"])
             assert torch.equal(tensor.to(torch.float32), z), f"{scheme}: {name}"

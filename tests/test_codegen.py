@@ -9,15 +9,10 @@ gives its downloads, and with proxies pointing nowhere, so no test touches the n
 from __future__ import annotations
 
 import ast
-import hashlib
-import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
 
 import pytest
 import torch
+from reproduce import NAMES, run_scripts
 
 from posviz.batching import make_batch
 from posviz.codegen import reproduction_script, text_literal
@@ -26,13 +21,6 @@ from posviz.embeddings import SeededEmbeddings
 from posviz.pipeline import WindowEmbeddings, embed_window
 from posviz.presets import VERDICT_OPENING
 from posviz.tokenizer import encode
-
-ROOT = Path(__file__).resolve().parent.parent
-# tiktoken_ext/openai_public.py, function gpt2(): the two files tiktoken downloads.
-GPT2_URLS = {
-    "vocab.bpe": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
-    "encoder.json": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
-}
 
 HOSTILE_TEXTS = [
     pytest.param("He said \"hi\" and 'bye'", id="quotes"),
@@ -155,19 +143,6 @@ ALL_CASES = [
     for scheme in SCHEMES
 ]
 
-RUNNER = textwrap.dedent(
-    """
-    import os, runpy, sys, torch
-    out = os.environ["POSVIZ_OUT"]
-    for index, path in enumerate(sys.argv[1:]):
-        names = runpy.run_path(path, run_name="__main__")
-        torch.save(
-            {k: names[k] for k in ("token_embeddings", "pos_embeddings", "input_embeddings")},
-            os.path.join(out, f"{index}.pt"),
-        )
-    """
-)
-
 
 def _posviz_window(settings: Settings) -> WindowEmbeddings:
     """What the app computes: posviz's tokenizer, batching, streamed tables and pipeline."""
@@ -188,40 +163,10 @@ def _posviz_window(settings: Settings) -> WindowEmbeddings:
 @pytest.fixture(scope="module")
 def script_results(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, torch.Tensor]]:
     """Run every generated script in ONE fresh interpreter, offline; return its tensors."""
-    root = tmp_path_factory.mktemp("codegen")
-    cache = root / "tiktoken-cache"
-    cache.mkdir()
-    for name, url in GPT2_URLS.items():
-        data = (ROOT / "posviz" / "data" / name).read_bytes()
-        (cache / hashlib.sha1(url.encode()).hexdigest()).write_bytes(data)
-    paths = []
-    for index, settings in enumerate(ALL_CASES):
-        path = root / f"script_{index}.py"
-        path.write_text(reproduction_script(settings), encoding="utf-8")
-        paths.append(str(path))
-    out = root / "out"
-    out.mkdir()
-    env = {
-        **os.environ,
-        "TIKTOKEN_CACHE_DIR": str(cache),
-        "POSVIZ_OUT": str(out),
-        "HTTPS_PROXY": "http://127.0.0.1:9",  # any download attempt fails at once
-        "HTTP_PROXY": "http://127.0.0.1:9",
-        "NO_PROXY": "",
-        "PYTHONPATH": "",  # the scripts must not need posviz
-    }
-    result = subprocess.run(
-        [sys.executable, "-I", "-c", RUNNER, *paths],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.count("input_embeddings: torch.Size([") == len(ALL_CASES)
-    return [torch.load(out / f"{index}.pt") for index in range(len(ALL_CASES))]
+    scripts = [reproduction_script(settings) for settings in ALL_CASES]
+    tensors, stdout = run_scripts(scripts, tmp_path_factory.mktemp("codegen"))
+    assert stdout.count("input_embeddings: torch.Size([") == len(ALL_CASES)
+    return [dict(zip(NAMES, three, strict=True)) for three in tensors]
 
 
 @pytest.mark.slow

@@ -1,0 +1,78 @@
+"""Run reproduction scripts the way a reader would: a fresh interpreter, no posviz, offline.
+
+tiktoken downloads GPT-2's files on first use; here a TIKTOKEN_CACHE_DIR holds posviz's vendored
+copies under the names tiktoken's cache uses (sha1 of the download URL), and proxies point at a
+closed port, so any download attempt fails at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parent.parent
+# tiktoken_ext/openai_public.py, gpt2(): the files tiktoken downloads.
+GPT2_URLS = {
+    "vocab.bpe": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
+    "encoder.json": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
+}
+NAMES = ("token_embeddings", "pos_embeddings", "input_embeddings")
+RUNNER = textwrap.dedent(
+    """
+    import os, runpy, sys, torch
+    for index, path in enumerate(sys.argv[1:]):
+        names = runpy.run_path(path, run_name="__main__")
+        torch.save(
+            [names[k] for k in ("token_embeddings", "pos_embeddings", "input_embeddings")],
+            os.path.join(os.environ["POSVIZ_OUT"], f"{index}.pt"),
+        )
+    """
+)
+
+
+def offline_tiktoken_cache(folder: Path) -> Path:
+    """A TIKTOKEN_CACHE_DIR holding posviz's vendored GPT-2 files under tiktoken's names."""
+    folder.mkdir(parents=True)
+    for name, url in GPT2_URLS.items():
+        data = (ROOT / "posviz" / "data" / name).read_bytes()
+        (folder / hashlib.sha1(url.encode()).hexdigest()).write_bytes(data)
+    return folder
+
+
+def run_scripts(scripts: Sequence[str], workdir: Path) -> tuple[list[list[torch.Tensor]], str]:
+    """Run each script in ONE fresh interpreter; return its three tensors each, and stdout."""
+    paths = []
+    for index, script in enumerate(scripts):
+        path = workdir / f"script_{index}.py"
+        path.write_text(script, encoding="utf-8")
+        paths.append(str(path))
+    out = workdir / "out"
+    out.mkdir()
+    env = {
+        **os.environ,
+        "TIKTOKEN_CACHE_DIR": str(offline_tiktoken_cache(workdir / "tiktoken-cache")),
+        "POSVIZ_OUT": str(out),
+        "HTTPS_PROXY": "http://127.0.0.1:9",  # any download attempt fails at once
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "NO_PROXY": "",
+        "PYTHONPATH": "",  # the scripts must not need posviz
+    }
+    result = subprocess.run(
+        [sys.executable, "-I", "-c", RUNNER, *paths],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    tensors = [torch.load(out / f"{index}.pt") for index in range(len(paths))]
+    return tensors, result.stdout
