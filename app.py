@@ -54,7 +54,8 @@ def tokenizer_ready() -> bool:
     return True
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)  # shared, never mutated; ≤ 9 MB each
+# Not cached: recomputing a window from the cached tables takes milliseconds, and a cache of
+# [n, d] matrices (9 MB each at T=1024, d=768) would cost more memory than it saves time.
 def window_embeddings(
     seed: int, emb_dim: int, token_ids: tuple[int, ...], context_length: int, scheme: Scheme
 ) -> WindowEmbeddings:
