@@ -6,6 +6,7 @@ Run with ``streamlit run app.py``.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 import streamlit as st
@@ -46,12 +47,6 @@ torch.set_num_threads(1)
 def seeded_tables(seed: int, emb_dim: int) -> SeededEmbeddings:
     """Checkpoints of ``nn.Embedding(50257, emb_dim)`` after ``torch.manual_seed(seed)``."""
     return SeededEmbeddings.create(seed=seed, emb_dim=emb_dim)
-
-
-@st.cache_resource
-def tokenizer_ready() -> bool:
-    get_encoding()
-    return True
 
 
 # Not cached: recomputing a window from the cached tables takes milliseconds, and a cache of
@@ -203,9 +198,7 @@ def window_picker(batch: Batch) -> int:
 
 def token_chips(batch: Batch, window: int, texts: list[str]) -> None:
     span = batch.window_span(window)
-    counts: dict[int, int] = {}
-    for token_id in batch.token_ids[span.start : span.stop]:
-        counts[token_id] = counts.get(token_id, 0) + 1
+    counts = Counter(batch.token_ids[span.start : span.stop])
     lecture = bool(st.session_state.get("lecture"))
     # Badges have a fixed small size; coloured backgrounds grow with the heading in lecture mode.
     style, chips = ("background", ["###"]) if lecture else ("badge", [])
@@ -419,7 +412,7 @@ def main() -> None:
         )
     try:
         validate(settings)
-        tokenizer_ready()
+        get_encoding()  # built once per process; a missing or corrupted file stops here
     except (SettingsError, TokenizerDataError) as error:
         st.error(str(error))
         return
