@@ -20,16 +20,14 @@ True
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 from posviz.batching import make_batch
 from posviz.config import GPT2_VOCAB_SIZE, Scheme, Settings, SettingsError, validate
 from posviz.schemes import ROPE_BASE, SINUSOIDAL_BASE
-from posviz.tokenizer import encode
+from posviz.tokenizer import encode, without_lone_surrogates
 
 PIECE_CHARS: Final = 60  # characters per piece of the text literal, for a readable script
-_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 _HEADER: Final = '''\
 """Recreate posviz's three matrices: token + position = input embeddings.
@@ -141,7 +139,7 @@ def reproduction_script(settings: Settings) -> str:
     out of range, a text without tokens, or a window the text does not have.
     """
     validate(settings)
-    text = _LONE_SURROGATE.sub("\ufffd", settings.text)
+    text = without_lone_surrogates(settings.text)
     batch = make_batch(
         encode(text), context_length=settings.context_length, stride=settings.effective_stride
     )

@@ -114,7 +114,13 @@ def encode(text: str) -> list[int]:
     Lone surrogates (which Python strings can hold but UTF-8 cannot) become U+FFFD first,
     so any ``str`` encodes.
     """
-    return get_encoding().encode(_LONE_SURROGATE.sub("\ufffd", text), allowed_special={END_OF_TEXT})
+    return get_encoding().encode(without_lone_surrogates(text), allowed_special={END_OF_TEXT})
+
+
+def without_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (valid in a Python ``str``, not in UTF-8) replaced
+    by U+FFFD, as a browser would send it."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def token_bytes(token_ids: list[int]) -> list[bytes]:
