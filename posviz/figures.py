@@ -171,14 +171,7 @@ def embeddings_figure(
             "colorbar": {"title": {"text": "value"}, "thickness": 18},
         },
         **({"coloraxis2": _cos_axis(width + gap, width)} if own_axis else {}),
-        "yaxis": {
-            "autorange": "reversed",
-            "type": "category",
-            "title": {"text": "position · token"},
-            "tickfont": {"size": font_size},
-            "automargin": True,
-            **tick_subset(labels),
-        },
+        "yaxis": position_axis(labels, font_size=font_size),
         "font": {"size": font_size},
         "margin": {
             "t": (90 if note else 70) + (40 if lecture else 0),
@@ -237,6 +230,18 @@ def tick_subset(labels: list[str], max_ticks: int = MAX_TICKS) -> dict[str, obje
     step = max(1, math.ceil(len(labels) / max_ticks))
     chosen = labels[::step]
     return {"tickmode": "array", "tickvals": chosen, "ticktext": chosen}
+
+
+def position_axis(labels: list[str], *, font_size: int) -> dict[str, object]:
+    """The shared row axis: ``position · token`` labels, position 0 at the top."""
+    return {
+        "autorange": "reversed",
+        "type": "category",
+        "title": {"text": "position · token"},
+        "tickfont": {"size": font_size},
+        "automargin": True,
+        **tick_subset(labels),
+    }
 
 
 def panel_title(title: str, *, note: str, x: float, font_size: int) -> dict[str, object]:

@@ -30,7 +30,14 @@ import plotly.graph_objects as go
 import torch
 
 from posviz.config import Scheme
-from posviz.figures import COLORSCALE, MAX_TICKS, panel_title, row_labels, tick_subset
+from posviz.figures import (
+    COLORSCALE,
+    MAX_TICKS,
+    panel_title,
+    position_axis,
+    row_labels,
+    tick_subset,
+)
 from posviz.pipeline import WindowEmbeddings
 from posviz.token_text import for_markdown
 
@@ -244,7 +251,6 @@ def similarity_figure(
         )
     gap = 0.04
     width = (1 - 2 * gap) / 3
-    y_ticks = tick_subset(labels, MAX_TICKS)
     x_ticks = tick_subset(labels, MAX_TICKS // 3)  # three panels share the width
     layout: dict[str, object] = {
         "coloraxis": {
@@ -254,14 +260,7 @@ def similarity_figure(
             "cmax": 1.0,
             "colorbar": {"title": {"text": "cosine"}, "thickness": 18},
         },
-        "yaxis": {
-            "autorange": "reversed",
-            "type": "category",
-            "title": {"text": "position · token"},
-            "tickfont": {"size": font_size},
-            "automargin": True,
-            **y_ticks,
-        },
+        "yaxis": position_axis(labels, font_size=font_size),
         "font": {"size": font_size},
         "margin": {"t": 90 if note else 70, "b": 60, "l": 10, "r": 10},
         "height": max(460, min(900, 200 + 22 * shown_rows)) + (120 if lecture else 0),
