@@ -32,36 +32,15 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # `python benchmarks/bench.py`: import benchmarks.* from the root
+
+from benchmarks.texts import long_text  # noqa: E402
+
 APPS = {"posviz": ROOT / "app.py", "naive": ROOT / "benchmarks" / "naive_app.py"}
 RESULTS = ROOT / "benchmarks" / "results"
-MAX_TEXT_CHARS = 25_000  # posviz.config.MAX_TEXT_CHARS (kept literal: the worker imports lazily)
 TIMEOUT = 600  # seconds per AppTest run: the naive app needs ~20 s at T=1024, d=768
 GROWTH_SIZES = [(4, 16), (16, 64), (64, 128), (256, 256), (512, 512), (1024, 768)]
 BASELINE_IMPORTS = ("streamlit", "streamlit.testing.v1", "torch", "tiktoken", "plotly", "numpy")
-
-_PARAGRAPHS = (
-    "I had always thought Jack Gisburn rather a cheap genius, though a good fellow enough, so "
-    "it was no great surprise to me to hear that, in the height of his glory, he had dropped "
-    "his painting, married a rich widow, and established himself in a villa on the Riviera.",
-    "Hello, do you like tea? In the sunlit terraces of the palace, 42 visitors counted 1,024 "
-    "tiles while a rose is a rose is a rose; the gardener's notebook listed emb_dim=768 and "
-    "context_length=1024 as if they were plants.",
-    "Self-attention on its own is blind to order: the same token gets the same vector wherever "
-    "it stands. Positional embeddings, learned or sinusoidal, add what the position means; "
-    "rotary embeddings rotate pairs of dimensions instead (Llama, 2023).",
-    "Mrs. Thwing's drawing-room was full of sketches: charcoal, sepia, watercolour. \"It's the "
-    'last he painted, you know," she said, and her eyes wandered to the mantel-piece, where '
-    "a small picture of a donkey hung above the clock.",
-)
-
-
-def long_text(variant: int = 0) -> str:
-    """A deterministic English text just under the app's limit (about 5,500 GPT-2 tokens)."""
-    parts, part = [f"Take {variant}."], 0
-    while sum(len(p) + 1 for p in parts) < MAX_TEXT_CHARS - 400:
-        parts.append(f"Part {part}. {_PARAGRAPHS[part % len(_PARAGRAPHS)]}")
-        part += 1
-    return " ".join(parts)[: MAX_TEXT_CHARS - 1]
 
 
 def peak_rss_mb(field: str = "VmHWM") -> float:

@@ -1,6 +1,6 @@
 """Slider change to updated chart in a real browser (Playwright + Debian Chromium).
 
-Starts its own ``streamlit run app.py`` (``tests.conftest.start_server``), moves a slider with
+Starts its own ``streamlit run app.py`` (``devtools.server.start_server``), moves a slider with
 the keyboard and waits, without sleeping, until Plotly has drawn a figure whose ``z`` is a new
 object. All times are taken in the page's own clock (``performance.now()``): the key press,
 the last websocket message the page sent (the rerun request) and Plotly's ``plotly_afterplot``
@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from benchmarks.bench import long_text
+from benchmarks.texts import long_text
 
 # Record the key press, the rerun request and every Plotly draw, in the page's clock.
 _INIT_SCRIPT = """
@@ -80,11 +80,12 @@ def _press(page: Any, target: Any, key: str, timeout_ms: float = 120_000) -> dic
 def browser_timings(*, reps: int, big: bool) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
-    from tests.conftest import CHROMIUM_ARGS, start_server, stop_server
+    from devtools.server import start_server
+    from tests.conftest import CHROMIUM_ARGS
 
     rows: dict[str, list[dict[str, Any]]] = {}
     notes: list[str] = []
-    process, url = start_server()
+    server = start_server()
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(
@@ -93,7 +94,7 @@ def browser_timings(*, reps: int, big: bool) -> dict[str, Any]:
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
             page.add_init_script(_INIT_SCRIPT)
             start = time.perf_counter()
-            page.goto(url)
+            page.goto(server.url)
             page.wait_for_function(
                 "() => { const g = document.querySelector('.js-plotly-plot');"
                 " return g && g._fullData && g._fullData.length === 3; }",
@@ -130,5 +131,5 @@ def browser_timings(*, reps: int, big: bool) -> dict[str, Any]:
                     )
             browser.close()
     finally:
-        stop_server(process)
+        server.stop()
     return {"rows": rows, "notes": notes}

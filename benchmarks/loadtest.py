@@ -40,14 +40,11 @@ import base64
 import json
 import os
 import resource
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +61,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from devtools.server import start_server  # noqa: E402
 from posviz.tokenizer import encode  # noqa: E402
 
 MAX_SESSIONS = 200
@@ -88,48 +86,6 @@ WORDS = [
 
 
 # --- server -----------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def start_server(port: int, log: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [
-                sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-                "--server.address", "127.0.0.1",
-                "--server.port", str(port),
-                "--server.headless", "true",
-                "--server.fileWatcherType", "none",
-                "--logger.level", "warning",
-            ],
-            cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {process.returncode}; see {log}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2):
-                return process
-        except OSError:
-            time.sleep(0.2)  # polling a socket while the server starts
-    process.kill()
-    raise RuntimeError("streamlit did not start within 120 s")
-
-
-def stop_server(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=15)
 
 
 class MemoryWatch(threading.Thread):
@@ -427,10 +383,10 @@ def main() -> int:
 
     started = time.monotonic()
     deadline = started + args.timeout
-    port = free_port()
     log = Path(tempfile.mkdtemp(prefix="posviz-loadtest-")) / "server.log"
-    print(f"starting streamlit on 127.0.0.1:{port} (log: {log})", flush=True)
-    server = start_server(port, log)
+    server = start_server(log=log, options={"logger.level": "warning"})
+    port = server.port
+    print(f"streamlit on 127.0.0.1:{port} (log: {log})", flush=True)
     watch = MemoryWatch(server.pid)
     watch.start()
     try:
@@ -447,7 +403,7 @@ def main() -> int:
     finally:
         watch.stop.set()
         watch.join(timeout=5)
-        stop_server(server)
+        server.stop()
     wall = time.monotonic() - started
 
     errors = [error for s in students for error in s.errors]

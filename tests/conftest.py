@@ -10,12 +10,7 @@ from __future__ import annotations
 import base64
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NoReturn
@@ -25,6 +20,8 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 from hypothesis.configuration import set_hypothesis_home_dir
 from streamlit.testing.v1 import AppTest
+
+from devtools.server import running_server
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app.py"
@@ -86,69 +83,11 @@ def app_test() -> Callable[..., AppTest]:
     return make
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_healthy(url: str, process: subprocess.Popen[bytes], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited early with code {process.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.2)  # polling a socket, not waiting for the app to "settle"
-    raise RuntimeError(f"streamlit did not answer on {url} within {timeout} s")
-
-
-def start_server(port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
-    """Start ``streamlit run app.py`` on 127.0.0.1; return the process and its base URL."""
-    port = port or _free_port()
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
-    process = subprocess.Popen(
-        [
-            sys.executable, "-m", "streamlit", "run", str(APP),
-            "--server.address", "127.0.0.1",
-            "--server.port", str(port),
-            "--server.headless", "true",
-            "--server.fileWatcherType", "none",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, process, timeout=APP_TIMEOUT)
-    except RuntimeError:
-        process.kill()
-        raise
-    return process, url
-
-
-def stop_server(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-
-
 @pytest.fixture(scope="session")
 def server_url() -> Iterator[str]:
     """Base URL of a `streamlit run app.py` this test session owns."""
-    process, url = start_server()
-    try:
-        yield url
-    finally:
-        stop_server(process)
+    with running_server() as server:
+        yield server.url
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import tomllib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,10 +25,10 @@ import streamlit as st
 import streamlit.config
 import torch
 from conftest import decode_plotly_array as decode_array
-from conftest import start_server, stop_server
 from streamlit.testing.v1 import AppTest
 
 import posviz.tokenizer
+from devtools.server import free_port, start_server
 from posviz.tokenizer import TokenizerDataError, encode, get_encoding
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -229,12 +228,6 @@ def test_no_html_sink_in_app_or_core() -> None:
 # --- a server restart mid-session ---------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _browser_z(page: Any) -> list[np.ndarray]:
     """The z arrays plotly.js decoded from the chart's typed-array JSON (``_fullData``)."""
     rows = page.evaluate(
@@ -248,26 +241,26 @@ def _browser_z(page: Any) -> list[np.ndarray]:
 
 @pytest.mark.browser
 def test_server_restart_reconnects_to_the_same_view(page: Any) -> None:
-    port = _free_port()
+    port = free_port()
     seed, emb_dim, context_length, text = 77, 6, 5, "Every effort moves you, it moves."
     query = urlencode(
         {"seed": seed, "emb_dim": emb_dim, "context_length": context_length, "text": text},
         quote_via=quote,
     )
     want = reference(seed, emb_dim, context_length, encode(text))
-    process, url = start_server(port=port)
+    server = start_server(port=port)
     try:
-        page.goto(f"{url}/?{query}")
+        page.goto(f"{server.url}/?{query}")
         page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
         for got, expected in zip(_browser_z(page), want, strict=True):
             np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
         url_before = page.url
 
-        stop_server(process)
+        server.stop()
         # The page notices the lost connection ("Connection error" dialog) ...
         page.get_by_test_id("stDialog").wait_for(timeout=60_000)
         with page.expect_websocket(timeout=90_000) as new_socket:
-            process, url = start_server(port=port)
+            server = start_server(port=port)
         socket_ = new_socket.value
         # ... reconnects, and the new server session sends a fresh chart for the URL's view.
         socket_.expect_event(
@@ -282,4 +275,4 @@ def test_server_restart_reconnects_to_the_same_view(page: Any) -> None:
         assert f"seed={seed}" in page.url and f"emb_dim={emb_dim}" in url_before
         assert not page.dialogs
     finally:
-        stop_server(process)
+        server.stop()

@@ -1,0 +1,1 @@
+"""Developer tools shared by tests/ and benchmarks/ (not part of the app)."""
