@@ -132,25 +132,38 @@ def start_server(
     env: Mapping[str, str] | None = None,
     log: Path | None = None,
     timeout: float = START_TIMEOUT,
+    new_session: bool = False,
 ) -> Server:
     """Start ``streamlit run app`` on 127.0.0.1 and wait until it is healthy.
 
     ``port``: a free one if not given. ``options``: extra ``--section.option`` values.
     ``env``: added to this process's environment. ``log``: file for the server's output
-    (discarded if not given). On failure the process is stopped and the error names the log.
+    (discarded if not given). ``new_session``: its own process group, so a Ctrl-C in the
+    terminal reaches only the caller, which stops it. On failure the process is stopped and the
+    error names the log.
     """
     port = port or free_port()
     environment = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", **(env or {})}
     command = server_command(port, app=app, options=options)
     if log is None:
         process = subprocess.Popen(
-            command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+            command,
+            cwd=ROOT,
+            env=environment,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+            start_new_session=new_session,
         )
     else:
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("ab") as sink:  # the child keeps its own copy of the descriptor
             process = subprocess.Popen(
-                command, cwd=ROOT, env=environment, stdout=sink, stderr=subprocess.STDOUT
+                command,
+                cwd=ROOT,
+                env=environment,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                start_new_session=new_session,
             )
     server = Server(process=process, port=port, log=log)
     try:

@@ -1,0 +1,1 @@
+"""Deployment: posviz as replicas behind HAProxy (``python deploy/scaleout.py``)."""

@@ -1,0 +1,293 @@
+"""A Streamlit browser session without the browser: the websocket protocol, from Python.
+
+Used by the load test (``benchmarks/loadtest.py``) and the scale-out tests to drive
+``streamlit run app.py`` as many students at once, directly or through a load balancer::
+
+    from devtools.client import StreamlitSession
+
+    session = StreamlitSession("http://127.0.0.1:8501", timeout=60)
+    run = session.open({"seed": "7", "emb_dim": "8"})  # GET /, websocket, first script run
+    run = session.change("window", 1)  # a widget moved, as the browser reports it
+    run.chart  # the Plotly figure JSON of the run, run.markdown, run.errors, run.latency
+    session.close()
+
+It speaks what the browser speaks: ``GET /`` (which is where a load balancer sets its sticky
+cookie), then ``/_stcore/stream`` with the ``streamlit`` subprotocol, the page's ``Origin`` and
+the cookies; ``BackMsg.rerun_script`` with the URL's query string and the widget states;
+``ForwardMsg`` until ``script_finished``. Like the browser it keeps every widget's state and
+takes the values the app sets itself (``set_value``), and it keeps the URL the app writes
+(``page_info_changed``). It declares no cached messages, so the server sends every element in
+full (the browser's cache would make the traffic smaller, never larger).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http.cookies import SimpleCookie
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import websocket  # websocket-client
+from streamlit.elements.lib.utils import user_key_from_element_id
+from streamlit.proto.Alert_pb2 import Alert
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+
+class SessionLost(ConnectionError):
+    """The websocket closed or failed (for example, the replica behind it died)."""
+
+
+@dataclass
+class Run:
+    """What one script run showed, as the browser received it."""
+
+    latency: float = 0.0  # seconds from the request to ``script_finished``
+    chart: str | None = None  # the last plotly_chart's figure JSON (``spec``)
+    markdown: list[str] = field(default_factory=list)  # bodies of st.markdown elements
+    warnings: list[str] = field(default_factory=list)  # st.warning bodies
+    errors: list[str] = field(default_factory=list)  # exceptions, st.error, protocol trouble
+    query_string: str = ""  # the URL's query string after the run
+    bytes_received: int = 0
+
+
+@dataclass
+class _Widget:
+    kind: str  # the element type: slider, number_input, text_area, selectbox, checkbox
+    element_id: str
+    options: list[str] = field(default_factory=list)  # selectbox: the shown labels
+
+
+class StreamlitSession:
+    """One browser tab on ``base_url`` (``http://127.0.0.1:<port>``, a server or a balancer)."""
+
+    def __init__(self, base_url: str, *, timeout: float = 60.0) -> None:
+        parts = urlsplit(base_url)
+        if parts.hostname != "127.0.0.1":
+            raise ValueError(f"loopback only: {base_url!r} is not on 127.0.0.1")
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.cookies: dict[str, str] = {}
+        self.query_string = ""
+        self.widgets: dict[str, _Widget] = {}  # user key -> widget seen in the last runs
+        self.states: dict[str, WidgetState] = {}  # element id -> state the browser sends
+        self.ws: websocket.WebSocket | None = None
+
+    # --- connection ---------------------------------------------------------------------
+
+    def _remember_cookies(self, headers: Any) -> None:
+        values = headers.get_all("Set-Cookie") if hasattr(headers, "get_all") else None
+        if values is None:  # websocket-client: a dict with lower-case names, values joined
+            raw = headers.get("set-cookie")
+            values = [raw] if raw else []
+        for value in values:
+            jar: SimpleCookie = SimpleCookie()
+            jar.load(value)
+            self.cookies.update({name: morsel.value for name, morsel in jar.items()})
+
+    def _cookie_header(self) -> str:
+        return "; ".join(f"{name}={value}" for name, value in self.cookies.items())
+
+    def load_page(self) -> None:
+        """``GET /`` as the browser's page load does (a load balancer sets its cookie here)."""
+        request = urllib.request.Request(f"{self.base_url}/")
+        if self.cookies:
+            request.add_header("Cookie", self._cookie_header())
+        with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            response.read()
+            self._remember_cookies(response.headers)
+
+    def connect(self) -> None:
+        """Open the websocket (a new server session: widget states start empty)."""
+        self.close()
+        self.states.clear()
+        stream = "ws" + self.base_url.removeprefix("http") + "/_stcore/stream"
+        try:
+            self.ws = websocket.create_connection(
+                stream,
+                subprotocols=["streamlit"],
+                origin=self.base_url,
+                cookie=self._cookie_header() or None,
+                timeout=self.timeout,
+            )
+        except (OSError, websocket.WebSocketException) as error:
+            raise SessionLost(f"cannot open {stream}: {error}") from error
+        self._remember_cookies(self.ws.getheaders() or {})
+
+    def close(self) -> None:
+        if self.ws is not None:
+            with contextlib.suppress(OSError, websocket.WebSocketException):  # already gone
+                self.ws.close(timeout=1)
+            self.ws = None
+
+    # --- interactions -------------------------------------------------------------------
+
+    def open(self, query: Mapping[str, str] | str = "", *, load_page: bool = True) -> Run:
+        """Open the app at ``/?query`` (a link a student clicks) and wait for the first run."""
+        self.query_string = query if isinstance(query, str) else urlencode(dict(query))
+        started = time.perf_counter()
+        if load_page:
+            self.load_page()
+        self.connect()
+        return self._run(started)
+
+    def reconnect(self, *, load_page: bool = True) -> Run:
+        """A new websocket on the same URL, as the browser does when its server went away."""
+        started = time.perf_counter()
+        if load_page:
+            self.load_page()
+        self.connect()
+        return self._run(started)
+
+    def change(self, key: str, value: Any) -> Run:
+        """Set the widget with user key ``key`` to ``value`` and wait for the rerun."""
+        started = time.perf_counter()
+        self.set_widget(key, value)
+        return self._run(started)
+
+    def rerun(self) -> Run:
+        """Rerun with the current widget states (the "R" key)."""
+        return self._run(time.perf_counter())
+
+    def set_widget(self, key: str, value: Any) -> None:
+        """Record a widget change without sending it."""
+        if key not in self.widgets:
+            raise KeyError(f"no widget with key {key!r} on the page; seen: {sorted(self.widgets)}")
+        widget = self.widgets[key]
+        state = WidgetState(id=widget.element_id)
+        if widget.kind in ("text_area", "text_input"):
+            state.string_value = str(value)
+        elif widget.kind == "number_input":
+            state.double_value = float(value)
+        elif widget.kind == "slider":
+            state.double_array_value.data.append(float(value))
+        elif widget.kind == "checkbox":
+            state.bool_value = bool(value)
+        elif widget.kind == "selectbox":
+            state.string_value = self.option_label(key, str(value))
+        else:
+            raise ValueError(f"widget {key!r} is a {widget.kind}; this client cannot set it")
+        self.states[widget.element_id] = state
+
+    def option_label(self, key: str, prefix: str) -> str:
+        """The selectbox option of ``key`` whose label starts with ``prefix`` (any case)."""
+        labels = [o for o in self.widgets[key].options if o.lower().startswith(prefix.lower())]
+        if len(labels) != 1:
+            raise ValueError(f"{key}: {prefix!r} matches {labels} of {self.widgets[key].options}")
+        return labels[0]
+
+    def send_rerun(self) -> int:
+        """Send one rerun request without reading the answer; returns the bytes sent."""
+        if self.ws is None:
+            raise SessionLost("not connected")
+        message = BackMsg()
+        request = message.rerun_script
+        request.query_string = self.query_string
+        request.page_script_hash = ""
+        request.widget_states.widgets.extend(self.states.values())
+        payload = message.SerializeToString()
+        try:
+            self.ws.send_binary(payload)
+        except (OSError, websocket.WebSocketException) as error:
+            raise SessionLost(f"send failed: {error}") from error
+        return len(payload)
+
+    def clear_cache(self) -> None:
+        """The "Clear cache" menu item: empties the process-wide caches of every user."""
+        if self.ws is None:
+            raise SessionLost("not connected")
+        message = BackMsg()
+        message.clear_cache = True
+        self.ws.send_binary(message.SerializeToString())
+
+    # --- reading ------------------------------------------------------------------------
+
+    def _run(self, started: float) -> Run:
+        self.send_rerun()
+        run = self.receive_run()
+        run.latency = time.perf_counter() - started
+        return run
+
+    def receive_run(self) -> Run:
+        """Read ForwardMsgs until a script run finishes (runs stopped for a rerun are skipped)."""
+        if self.ws is None:
+            raise SessionLost("not connected")
+        run = Run()
+        while True:
+            try:
+                raw = self.ws.recv()
+            except (OSError, websocket.WebSocketException) as error:
+                raise SessionLost(f"receive failed: {type(error).__name__}: {error}") from error
+            if isinstance(raw, str):
+                continue
+            if not raw:
+                raise SessionLost("the server closed the websocket")
+            run.bytes_received += len(raw)
+            message = ForwardMsg()
+            message.ParseFromString(raw)
+            kind = message.WhichOneof("type")
+            if kind == "ref_hash":
+                run.errors.append("a cached-message reference this client never asked for")
+            elif kind == "new_session":
+                run.chart, run.markdown, run.warnings = None, [], []
+            elif kind == "page_info_changed":
+                self.query_string = message.page_info_changed.query_string
+            elif kind == "delta" and message.delta.WhichOneof("type") == "new_element":
+                self._read_element(message.delta.new_element, run)
+            elif kind == "script_finished":
+                status = message.script_finished
+                if status == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                    run = Run(bytes_received=run.bytes_received)  # a newer run follows
+                    continue
+                if status != ForwardMsg.FINISHED_SUCCESSFULLY:
+                    run.errors.append(f"script finished with status {status}")
+                run.query_string = self.query_string
+                return run
+
+    def _read_element(self, element: Any, run: Run) -> None:
+        kind = element.WhichOneof("type")
+        if kind is None:
+            return
+        proto = getattr(element, kind)
+        element_id = getattr(proto, "id", "")
+        key = user_key_from_element_id(element_id) if element_id else None
+        if key:
+            options = list(proto.options) if kind == "selectbox" else []
+            self.widgets[key] = _Widget(kind, element_id, options)
+            if getattr(proto, "set_value", False):
+                self._take_value_set_by_app(kind, element_id, proto)
+        if kind == "plotly_chart":
+            run.chart = proto.spec
+        elif kind == "markdown":
+            run.markdown.append(proto.body)
+        elif kind == "exception":
+            run.errors.append(f"exception element: {proto.message[:300]}")
+        elif kind == "alert" and proto.format == Alert.ERROR:
+            run.errors.append(f"st.error: {proto.body[:300]}")
+        elif kind == "alert" and proto.format == Alert.WARNING:
+            run.warnings.append(proto.body)
+
+    def _take_value_set_by_app(self, kind: str, element_id: str, proto: Any) -> None:
+        """The app changed this widget's value (session state): the browser shows it now."""
+        if element_id not in self.states:
+            return  # never sent: the server already uses its own value
+        state = WidgetState(id=element_id)
+        if kind == "slider":
+            state.double_array_value.data.extend(proto.value)
+        elif kind == "number_input":
+            state.double_value = proto.value
+        elif kind in ("text_area", "text_input"):
+            state.string_value = proto.value
+        elif kind == "checkbox":
+            state.bool_value = proto.value
+        elif kind == "selectbox":
+            state.string_value = proto.raw_value
+        else:
+            del self.states[element_id]
+            return
+        self.states[element_id] = state
