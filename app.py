@@ -7,35 +7,35 @@ Run with ``streamlit run app.py``.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
 
 import streamlit as st
 import torch
 
-from posviz.batching import Batch, make_batch
+from posviz.batching import Batch
 from posviz.codegen import reproduction_script
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
     EMB_DIM_RANGE,
     MAX_TEXT_CHARS,
     SEED_RANGE,
-    Scheme,
     Settings,
     SettingsError,
-    validate,
+    settings_from_widgets,
+    widget_values,
 )
 from posviz.embeddings import SeededEmbeddings
 from posviz.export import figure_html, matrices_csv, matrices_npy
 from posviz.figures import embeddings_figure
 from posviz.lecture import STEPS, reveal_panels
-from posviz.pipeline import WindowEmbeddings, embed_window, shapes
-from posviz.presets import PRESETS
-from posviz.query import query_from_settings, settings_from_query
+from posviz.pipeline import EmbeddingTables, WindowEmbeddings, shapes
+from posviz.presets import PRESETS, matching_preset
+from posviz.query import query_from_settings, read_link
 from posviz.schemes import LABELS as SCHEME_LABELS
 from posviz.schemes import NOTES as SCHEME_NOTES
 from posviz.similarity import POSITION_PANEL_NOTES, first_repeat, similarity_figure
-from posviz.token_text import for_markdown, readable, visible
-from posviz.tokenizer import TokenizerDataError, encode, get_encoding, token_bytes
+from posviz.token_text import for_markdown, readable
+from posviz.tokenizer import TokenizerDataError, token_texts
+from posviz.view import View, build_view
 
 CUSTOM = "Your own text"
 # posviz's tensors are small: torch's intra-op threads only add hand-offs, which cost 5-20 ms
@@ -51,45 +51,28 @@ def seeded_tables(seed: int, emb_dim: int) -> SeededEmbeddings:
 
 # Not cached: recomputing a window from the cached tables takes milliseconds, and a cache of
 # [n, d] matrices (9 MB each at T=1024, d=768) would cost more memory than it saves time.
-def window_embeddings(
-    seed: int, emb_dim: int, token_ids: tuple[int, ...], context_length: int, scheme: Scheme
-) -> WindowEmbeddings:
-    tables = seeded_tables(seed, emb_dim)
-    return embed_window(tables, token_ids, context_length=context_length, scheme=scheme)
+def tables_for(settings: Settings) -> EmbeddingTables:
+    """The tables a view of ``settings`` looks its rows up in (cached per process)."""
+    return seeded_tables(settings.seed, settings.emb_dim)
 
 
 def init_state() -> list[str]:
     """On a session's first run, take the settings from the URL; return notices."""
     if "context_length" in st.session_state:
         return []
-    params = {key: st.query_params.get_all(key) for key in st.query_params}
-    settings, notices = settings_from_query(params)
-    for key in ("text", "context_length", "emb_dim", "seed", "window", "scheme"):
-        st.session_state[key] = getattr(settings, key)
-    st.session_state["stride"] = settings.stride or settings.context_length
-    lecture = st.query_params.get("lecture", "0").lower()
-    if lecture not in {"0", "1", "true", "false", "on", "off"}:
-        notices.append(f"lecture: {lecture[:40]!r} is not on/off; lecture mode stays off")
-    st.session_state["lecture"] = lecture in {"1", "true", "on"}
+    link = read_link({key: st.query_params.get_all(key) for key in st.query_params})
+    st.session_state.update(widget_values(link.settings))
+    st.session_state["lecture"] = link.lecture
     reset_step()
-    st.session_state["preset"] = next(  # an example seen under another scheme is still it
-        (
-            name
-            for name, preset in PRESETS.items()
-            if replace(preset, scheme=settings.scheme) == settings
-        ),
-        CUSTOM,
-    )
-    return notices
+    st.session_state["preset"] = matching_preset(link.settings) or CUSTOM
+    return list(link.notices)
 
 
 def apply_preset() -> None:
     preset = PRESETS.get(st.session_state["preset"])
     if preset is None:
         return
-    for key in ("text", "context_length", "emb_dim", "seed", "window", "scheme"):
-        st.session_state[key] = getattr(preset, key)
-    st.session_state["stride"] = preset.effective_stride
+    st.session_state.update(widget_values(preset))
 
 
 def explain(text: str) -> None:
@@ -166,45 +149,32 @@ def controls() -> Settings:
             on_change=reset_step,
             help="Large type for a projector, and a step-by-step walk through the pipeline.",
         )
-    stride = st.session_state["stride"]
-    return Settings(
-        text=st.session_state["text"],
-        context_length=st.session_state["context_length"],
-        emb_dim=st.session_state["emb_dim"],
-        seed=int(st.session_state["seed"]),
-        stride=None if stride == st.session_state["context_length"] else stride,
-        window=int(st.session_state.get("window", 0)),
-        scheme=st.session_state["scheme"],
-    )
+    return settings_from_widgets(st.session_state)
 
 
-def window_picker(batch: Batch) -> int:
-    if st.session_state.get("window", 0) >= batch.num_windows:
-        st.warning(
-            f"Window {st.session_state['window']} does not exist: this text gives "
-            f"{batch.num_windows} window(s). Showing window 0.",
-            icon="⚠️",
-        )
-        st.session_state["window"] = 0
-    if batch.num_windows > 1:
+def window_picker(view: View) -> None:
+    """The view's notices (a window the text does not have), and the window slider."""
+    for notice in view.notices:
+        st.warning(notice, icon="⚠️")
+    if st.session_state.get("window", 0) != view.window:
+        st.session_state["window"] = view.window  # the slider shows the window on screen
+    if view.batch.num_windows > 1:
         st.slider(
-            f"Window of the batch (B = {batch.num_windows})",
+            f"Window of the batch (B = {view.batch.num_windows})",
             0,
-            batch.num_windows - 1,
+            view.batch.num_windows - 1,
             key="window",
         )
-    return int(st.session_state.get("window", 0))
 
 
-def token_chips(batch: Batch, window: int, texts: list[str]) -> None:
+def token_chips(view: View) -> None:
+    batch, window = view.batch, view.window
     span = batch.window_span(window)
     counts = Counter(batch.token_ids[span.start : span.stop])
     lecture = bool(st.session_state.get("lecture"))
     # Badges have a fixed small size; coloured backgrounds grow with the heading in lecture mode.
     style, chips = ("background", ["###"]) if lecture else ("badge", [])
-    for offset, (token_id, text) in enumerate(
-        zip(batch.token_ids[span.start : span.stop], texts, strict=True)
-    ):
+    for offset, (token_id, text) in enumerate(zip(view.token_ids, view.token_texts, strict=True)):
         colour = "orange" if counts[token_id] > 1 else "blue"
         chips.append(f":{colour}-{style}[{offset} · {for_markdown(text)} · {token_id}]")
     st.markdown(" ".join(chips))
@@ -216,7 +186,7 @@ def token_chips(batch: Batch, window: int, texts: list[str]) -> None:
     if batch.dropped:
         dropped = batch.token_ids[batch.dropped.start : batch.dropped.stop]
         shown = " ".join(
-            f":gray-badge[~~{for_markdown(visible(b))}~~]" for b in token_bytes(list(dropped[:32]))
+            f":gray-badge[~~{for_markdown(text)}~~]" for text in token_texts(dropped[:32])
         )
         more = f" and {len(dropped) - 32} more" if len(dropped) > 32 else ""
         st.markdown(
@@ -285,11 +255,9 @@ CHART_CONFIG = {
 }
 
 
-def embeddings_view(
-    settings: Settings, embeddings: WindowEmbeddings, texts: list[str], step: int
-) -> None:
+def embeddings_view(settings: Settings, embeddings: WindowEmbeddings, step: int) -> None:
     lecture = bool(st.session_state.get("lecture"))
-    figure = embeddings_figure(embeddings, texts, lecture=lecture)
+    figure = embeddings_figure(embeddings, lecture=lecture)
     if STEPS[step].panels < 3:
         reveal_panels(figure, STEPS[step].panels)
     st.plotly_chart(figure, key="embeddings", theme=None, config=CHART_CONFIG)
@@ -301,15 +269,15 @@ def embeddings_view(
     )
 
 
-def similarity_view(settings: Settings, embeddings: WindowEmbeddings, texts: list[str]) -> None:
+def similarity_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
     lecture = bool(st.session_state.get("lecture"))
     st.plotly_chart(
-        similarity_figure(embeddings, texts, lecture=lecture),
+        similarity_figure(embeddings, lecture=lecture),
         key="similarity",
         theme=None,
         config=CHART_CONFIG,
     )
-    repeat = first_repeat(embeddings, texts)
+    repeat = first_repeat(embeddings)
     if repeat is None:
         st.info(
             "No token repeats in this window. Try the example *A rose is a rose*: the two "
@@ -329,12 +297,12 @@ def code_view(settings: Settings) -> None:
     st.code(reproduction_script(settings), language="python", line_numbers=False)
 
 
-def download_view(embeddings: WindowEmbeddings, texts: list[str]) -> None:
+def download_view(embeddings: WindowEmbeddings) -> None:
     st.markdown("The matrices of the window on screen, and the figure as an offline web page.")
     csv, npy, page = st.columns(3)
     csv.download_button(
         "Matrices (.csv)",
-        data=lambda: matrices_csv(embeddings, texts),
+        data=lambda: matrices_csv(embeddings),
         file_name="posviz_matrices.csv",
         mime="text/csv",
         key="download_csv",
@@ -350,7 +318,7 @@ def download_view(embeddings: WindowEmbeddings, texts: list[str]) -> None:
     )
     page.download_button(
         "Figure (offline .html)",
-        data=lambda: figure_html(embeddings_figure(embeddings, texts)),
+        data=lambda: figure_html(embeddings_figure(embeddings)),
         file_name="posviz_figure.html",
         mime="text/html",
         key="download_html",
@@ -362,35 +330,30 @@ def download_view(embeddings: WindowEmbeddings, texts: list[str]) -> None:
     )
 
 
-def window_views(settings: Settings, batch: Batch, window: int, step: int) -> None:
-    span = batch.window_span(window)
-    window_ids = batch.token_ids[span.start : span.stop]
-    texts = [visible(b) for b in token_bytes(list(window_ids))]
+def window_views(view: View, step: int) -> None:
+    settings, embeddings = view.settings, view.embeddings
     if STEPS[step].show_ids:
-        token_chips(batch, window, texts)
+        token_chips(view)
     else:
         st.markdown(f"## {for_markdown(readable(settings.text[:400]))}")
-    if STEPS[step].panels == 0:
+    if STEPS[step].panels == 0 or embeddings is None:
         return
-    shapes_line(batch, settings.emb_dim, settings.context_length)
-    embeddings = window_embeddings(
-        settings.seed, settings.emb_dim, window_ids, settings.context_length, settings.scheme
-    )
+    shapes_line(view.batch, settings.emb_dim, settings.context_length)
     tabs = st.tabs(
         ["Embeddings", "Similarity", "Show the code", "Download"], key="view", on_change="rerun"
     )
     if tabs[0].open:
         with tabs[0]:
-            embeddings_view(settings, embeddings, texts, step)
+            embeddings_view(settings, embeddings, step)
     if tabs[1].open:
         with tabs[1]:
-            similarity_view(settings, embeddings, texts)
+            similarity_view(settings, embeddings)
     if tabs[2].open:
         with tabs[2]:
             code_view(settings)
     if tabs[3].open:
         with tabs[3]:
-            download_view(embeddings, texts)
+            download_view(embeddings)
 
 
 def main() -> None:
@@ -411,28 +374,22 @@ def main() -> None:
             icon="⚠️",
         )
     try:
-        validate(settings)
-        get_encoding()  # built once per process; a missing or corrupted file stops here
-    except (SettingsError, TokenizerDataError) as error:
+        view = build_view(settings, tables=tables_for)
+    except (SettingsError, TokenizerDataError) as error:  # a damaged tokenizer file, too
         st.error(str(error))
         return
     st.query_params.from_dict(
-        query_from_settings(settings, lecture=bool(st.session_state.get("lecture")))
+        query_from_settings(view.settings, lecture=bool(st.session_state.get("lecture")))
     )
-    if not settings.text.strip():
+    if view.embeddings is None:
         st.info(
             "Type or paste some text in the sidebar (or pick an example) to see its embeddings."
         )
         return
 
     step = lecture_steps()
-    batch = make_batch(
-        encode(settings.text),
-        context_length=settings.context_length,
-        stride=settings.effective_stride,
-    )
-    window = window_picker(batch)
-    window_views(settings, batch, window, step)
+    window_picker(view)
+    window_views(view, step)
 
 
 try:

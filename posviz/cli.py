@@ -28,7 +28,6 @@ from typing import NoReturn
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from posviz.batching import make_batch
 from posviz.codegen import reproduction_script
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
@@ -39,13 +38,11 @@ from posviz.config import (
     SettingsError,
     validate,
 )
-from posviz.embeddings import SeededEmbeddings
 from posviz.export import figure_html, matrices_csv, matrices_npy
 from posviz.figures import embeddings_figure
-from posviz.pipeline import WindowEmbeddings, embed_window
 from posviz.similarity import similarity_figure
-from posviz.token_text import visible
-from posviz.tokenizer import TokenizerDataError, encode, token_bytes
+from posviz.tokenizer import TokenizerDataError
+from posviz.view import build_view
 
 PROG = "python -m posviz"
 PNG_WIDTH = 1600  # pixels: three panels side by side need a wide image
@@ -149,21 +146,6 @@ def _settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Sett
         parser.error(str(error))
 
 
-def _window(settings: Settings) -> tuple[WindowEmbeddings, list[str]]:
-    """The window's three matrices and its tokens as the app writes them."""
-    batch = make_batch(
-        encode(settings.text),
-        context_length=settings.context_length,
-        stride=settings.effective_stride,
-    )
-    window_ids = batch.window_token_ids(settings.window)  # SettingsError if out of range
-    tables = SeededEmbeddings.create(seed=settings.seed, emb_dim=settings.emb_dim)
-    window = embed_window(
-        tables, window_ids, context_length=settings.context_length, scheme=settings.scheme
-    )
-    return window, [visible(b) for b in token_bytes(list(window_ids))]
-
-
 def _figure_bytes(figure: go.Figure, out: Path, width: int) -> bytes:
     if out.suffix.lower() in (".html", ".htm"):
         return figure_html(figure)
@@ -198,10 +180,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 100 <= args.width <= 10_000:
         parser.error(f"--width must be from 100 to 10000 pixels, got {args.width}")
     settings = _settings(args, parser)
-    if not settings.text.strip():
-        parser.error("the text is empty: give --text or --text-file")
     try:
-        window, token_texts = _window(settings)
+        window = build_view(settings, strict=True).embeddings
+        if window is None:
+            parser.error("the text is empty: give --text or --text-file")
         code = reproduction_script(settings) if args.print_code else None
     except SettingsError as error:
         parser.error(str(error))
@@ -211,13 +193,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if code is not None:
         sys.stdout.write(code)
     if args.csv is not None:
-        _write(args.csv, matrices_csv(window, token_texts))
+        _write(args.csv, matrices_csv(window))
     if args.npy is not None:
         _write(args.npy, matrices_npy(window))
     if args.out is not None:
         if args.view == "similarity":
-            figure = similarity_figure(window, token_texts, lecture=args.lecture)
+            figure = similarity_figure(window, lecture=args.lecture)
         else:
-            figure = embeddings_figure(window, token_texts, lecture=args.lecture)
+            figure = embeddings_figure(window, lecture=args.lecture)
         _write(args.out, _figure_bytes(figure, args.out, args.width))
     return 0

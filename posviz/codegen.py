@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from posviz.batching import make_batch
-from posviz.config import GPT2_VOCAB_SIZE, Scheme, Settings, SettingsError, validate
+from posviz.config import GPT2_VOCAB_SIZE, Scheme, Settings, SettingsError
 from posviz.schemes import ROPE_BASE, SINUSOIDAL_BASE
-from posviz.tokenizer import encode, without_lone_surrogates
+from posviz.tokenizer import without_lone_surrogates
+from posviz.view import batch_for
 
 PIECE_CHARS: Final = 60  # characters per piece of the text literal, for a readable script
 
@@ -138,11 +138,8 @@ def reproduction_script(settings: Settings) -> str:
     Raises :class:`~posviz.config.SettingsError` for settings posviz would not show: values
     out of range, a text without tokens, or a window the text does not have.
     """
-    validate(settings)
+    batch = batch_for(settings)
     text = without_lone_surrogates(settings.text)
-    batch = make_batch(
-        encode(text), context_length=settings.context_length, stride=settings.effective_stride
-    )
     if batch.num_windows == 0:
         raise SettingsError("text has no tokens: type some text to get a script")
     batch.window_span(settings.window)  # raises SettingsError naming the allowed windows

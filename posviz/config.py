@@ -6,7 +6,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
 from typing import Final, Literal, get_args
 
 Scheme = Literal["learned", "sinusoidal", "none", "rope"]
@@ -82,3 +83,28 @@ def validate(settings: Settings) -> Settings:
 def with_changes(settings: Settings, **changes: object) -> Settings:
     """A validated copy of ``settings`` with ``changes`` applied."""
     return validate(replace(settings, **changes))  # type: ignore[arg-type]
+
+
+def widget_values(settings: Settings) -> dict[str, object]:
+    """The value of each settings widget (keyed by field name) that shows ``settings``; the
+    stride widget shows the effective stride.
+
+    >>> widget_values(Settings(context_length=8))["stride"]
+    8
+    """
+    values = {field.name: getattr(settings, field.name) for field in fields(Settings)}
+    values["stride"] = settings.effective_stride
+    return values
+
+
+def settings_from_widgets(values: Mapping[str, object]) -> Settings:
+    """The inverse of :func:`widget_values`: a stride equal to the context length is the
+    default (``None``). Not validated (see :func:`validate`).
+
+    >>> settings_from_widgets(widget_values(Settings())) == Settings()
+    True
+    """
+    changes = {field.name: values[field.name] for field in fields(Settings) if field.name in values}
+    if changes.get("stride") == changes.get("context_length", Settings.context_length):
+        changes["stride"] = None
+    return Settings(**changes)  # type: ignore[arg-type]

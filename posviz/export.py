@@ -13,7 +13,7 @@
 >>> from posviz.embeddings import SeededEmbeddings
 >>> from posviz.pipeline import embed_window
 >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=2), [31373], context_length=4)
->>> matrices_csv(w, ["hello"]).decode().splitlines()[0]
+>>> matrices_csv(w).decode().splitlines()[0]
 'matrix,position,token,token_id,dim_0,dim_1'
 >>> np.load(io.BytesIO(matrices_npy(w))).shape
 (3, 1, 2)
@@ -24,7 +24,6 @@ from __future__ import annotations
 import csv
 import html
 import io
-from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
@@ -52,17 +51,15 @@ def spreadsheet_safe(text: str) -> str:
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
-def matrices_csv(window: WindowEmbeddings, token_texts: Sequence[str]) -> bytes:
+def matrices_csv(window: WindowEmbeddings) -> bytes:
     """The three matrices of ``window`` as one UTF-8 CSV (see the module docstring)."""
-    if len(token_texts) != len(window.token_ids):
-        raise ValueError(f"{len(token_texts)} token texts for {len(window.token_ids)} tokens")
     stacked = _stacked(window)
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(
         ["matrix", "position", "token", "token_id", *(f"dim_{j}" for j in range(window.emb_dim))]
     )
-    texts = [spreadsheet_safe(text) for text in token_texts]
+    texts = [spreadsheet_safe(text) for text in window.token_texts]
     for name, matrix in zip(MATRIX_NAMES, stacked, strict=True):
         for position, (text, token_id, row) in enumerate(
             zip(texts, window.token_ids, matrix, strict=True)

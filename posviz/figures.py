@@ -62,7 +62,18 @@ class Reduction:
     def note(self) -> str:
         if self.column_step == 1:
             return ""
-        return f"every {self.column_step}th of {self.emb_dim} dims (exact values)"
+        return f"every {_ordinal(self.column_step)} of {self.emb_dim} dims (exact values)"
+
+
+def _ordinal(number: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th`` ... ``11th``, ``12th``, ``13th`` ... ``22nd``.
+
+    >>> [_ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 112)]
+    ['1st', '2nd', '3rd', '4th', '11th', '12th', '13th', '21st', '22nd', '23rd', '101st', '112th']
+    """
+    suffixes = {1: "st", 2: "nd", 3: "rd"}
+    suffix = "th" if number % 100 in (11, 12, 13) else suffixes.get(number % 10, "th")
+    return f"{number}{suffix}"
 
 
 def reduction_for(num_rows: int, emb_dim: int, *, max_cells: int = MAX_CELLS) -> Reduction:
@@ -99,7 +110,6 @@ def _hovertemplate(index: int, three_way: bool, scheme: Scheme) -> str:
 
 def embeddings_figure(
     window: WindowEmbeddings,
-    token_texts: Sequence[str],
     *,
     lecture: bool = False,
     max_cells: int = MAX_CELLS,
@@ -107,17 +117,15 @@ def embeddings_figure(
 ) -> go.Figure:
     """One figure, three heatmaps: token, positional and input embeddings of ``window``.
 
-    ``token_texts`` are the window's tokens as :func:`posviz.token_text.visible` writes them.
+    Rows are labelled with the window's own ``token_texts``.
 
     >>> import torch
     >>> from posviz.embeddings import SeededEmbeddings
     >>> from posviz.pipeline import embed_window
     >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 5], context_length=4)
-    >>> [trace.type for trace in embeddings_figure(w, ["&", "&"]).data]
+    >>> [trace.type for trace in embeddings_figure(w).data]
     ['heatmap', 'heatmap', 'heatmap']
     """
-    if len(token_texts) != len(window.token_ids):
-        raise ValueError(f"{len(token_texts)} token texts for {len(window.token_ids)} tokens")
     matrices = [
         window.token_embeddings.numpy(),
         window.pos_embeddings.numpy(),
@@ -127,7 +135,7 @@ def embeddings_figure(
     reduction = reduction_for(num_rows, window.emb_dim, max_cells=max_cells)
     columns = np.asarray(reduction.columns)
     shown = [np.ascontiguousarray(m[:, columns], dtype=np.float32) for m in matrices]
-    labels = row_labels(token_texts)
+    labels = row_labels(window.token_texts)
     three_way = num_rows * len(columns) <= hover_cells
     customdata = None
     if three_way:

@@ -1,34 +1,61 @@
 """Section 2.8's input pipeline for one window: token ids -> token embeddings, + positions
 -> input embeddings.
 
+The tables come from anything that has the two lookups of :class:`EmbeddingTables` (the
+book's seeded tables, :class:`~posviz.embeddings.SeededEmbeddings`, or trained ones). The
+window's token texts travel with its matrices, so every consumer gets rows and labels that
+belong together.
+
+>>> from posviz.embeddings import SeededEmbeddings
 >>> tables = SeededEmbeddings.create(seed=123, emb_dim=4)
->>> view = embed_window(tables, (40, 367, 2885, 1464), context_length=4)
->>> view.input_embeddings.shape
-torch.Size([4, 4])
+>>> window = embed_window(tables, (40, 367, 2885, 1464), context_length=4)
+>>> window.input_embeddings.shape, window.token_texts
+(torch.Size([4, 4]), ('I', '␣H', 'AD', '␣always'))
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import torch
 
 from posviz.config import Scheme
-from posviz.embeddings import SeededEmbeddings
 from posviz.schemes import apply_scheme
+from posviz.tokenizer import token_texts as texts_of
+
+
+class EmbeddingTables(Protocol):
+    """A token table and a positional table, looked up as ``nn.Embedding`` would."""
+
+    def token_embeddings(self, token_ids: Sequence[int]) -> torch.Tensor:
+        """Rows ``token_ids`` of the token table: ``[n, d]`` float32."""
+        ...
+
+    def pos_embeddings(self, context_length: int) -> torch.Tensor:
+        """The positional table for positions ``0..context_length-1``: ``[T, d]`` float32."""
+        ...
 
 
 @dataclass(frozen=True)
 class WindowEmbeddings:
-    """The three matrices of one window, rows = positions ``0..n-1``, float32."""
+    """The three matrices of one window, rows = positions ``0..n-1``, float32, and the
+    window's tokens (ids and their text as the page writes it, one per row)."""
 
     token_ids: tuple[int, ...]
+    token_texts: tuple[str, ...]  # token_text.visible of each token's bytes
     context_length: int  # T: rows of the positional table (only the first n are used)
     scheme: Scheme
     token_embeddings: torch.Tensor  # [n, d] rows of the 50,257 x d token table
     pos_embeddings: torch.Tensor  # [n, d] the scheme's position signal (see schemes.Positioned)
     input_embeddings: torch.Tensor  # [n, d] what the first transformer block receives
+
+    def __post_init__(self) -> None:
+        if len(self.token_texts) != len(self.token_ids):
+            raise ValueError(
+                f"{len(self.token_texts)} token texts for {len(self.token_ids)} tokens"
+            )
 
     @property
     def emb_dim(self) -> int:
@@ -36,7 +63,7 @@ class WindowEmbeddings:
 
 
 def embed_window(
-    tables: SeededEmbeddings,
+    tables: EmbeddingTables,
     token_ids: Sequence[int],
     *,
     context_length: int,
@@ -52,6 +79,7 @@ def embed_window(
     positioned = apply_scheme(scheme, token_embeddings, learned)
     return WindowEmbeddings(
         token_ids=ids,
+        token_texts=texts_of(ids),
         context_length=context_length,
         scheme=scheme,
         token_embeddings=token_embeddings,

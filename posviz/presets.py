@@ -1,7 +1,14 @@
-"""Ready-made views, each a :class:`~posviz.config.Settings`, named for the menu."""
+"""Ready-made views, each a :class:`~posviz.config.Settings`, named for the menu.
+
+>>> matching_preset(Settings(scheme="rope"))
+'A rose is a rose (repeated words)'
+>>> matching_preset(Settings(text="my own words")) is None
+True
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Final
 
 from posviz.config import Settings
@@ -24,3 +31,16 @@ PRESETS: Final[dict[str, Settings]] = {
         text=VERDICT_OPENING, context_length=4, emb_dim=256, stride=4
     ),
 }
+
+
+def matching_preset(settings: Settings) -> str | None:
+    """The name of the preset ``settings`` shows, or ``None``; an example seen under another
+    positional scheme is still that example."""
+    return next(
+        (
+            name
+            for name, preset in PRESETS.items()
+            if replace(preset, scheme=settings.scheme) == settings
+        ),
+        None,
+    )

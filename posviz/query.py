@@ -7,13 +7,15 @@ ever evaluated.
 >>> settings, notices = settings_from_query({"emb_dim": "256", "seed": "abc"})
 >>> settings.emb_dim, settings.seed, notices
 (256, 123, ["seed: 'abc' is not a whole number; using 123"])
+>>> read_link({"scheme": "rope", "lecture": "1"})
+Link(settings=Settings(..., scheme='rope'), lecture=True, notices=())
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Final
 
 from posviz.config import (
@@ -35,6 +37,17 @@ _INT_RANGES: Final = {
 }
 _WHOLE_NUMBER: Final = re.compile(r"-?[0-9]{1,20}")  # ASCII digits, one optional minus sign
 KNOWN_KEYS: Final = frozenset(f.name for f in fields(Settings)) | {"lecture"}
+_LECTURE_ON: Final = frozenset({"1", "true", "on"})
+_LECTURE_OFF: Final = frozenset({"0", "false", "off"})
+
+
+@dataclass(frozen=True)
+class Link:
+    """What a link asks for: the settings, lecture mode, and why any parameter was not used."""
+
+    settings: Settings
+    lecture: bool
+    notices: tuple[str, ...]
 
 
 def _one(value: str | Sequence[str]) -> str:
@@ -76,7 +89,8 @@ def settings_from_query(
                 changes["scheme"] = raw
             else:
                 notices.append(
-                    f"scheme: {raw[:40]!r} is not one of {', '.join(SCHEMES)}; using learned"
+                    f"scheme: {raw[:40]!r} is not one of {', '.join(SCHEMES)}; "
+                    f"using {settings.scheme}"
                 )
         elif key in _INT_RANGES:
             current = getattr(settings, key)
@@ -88,6 +102,15 @@ def settings_from_query(
         if not isinstance(value, str) and len(value) > 1 and key in KNOWN_KEYS:
             notices.append(f"{key}: given {len(value)} times; using the last")
     return replace(settings, **changes), notices  # type: ignore[arg-type]
+
+
+def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
+    """Everything a link sets (see :func:`settings_from_query`, plus ``lecture``)."""
+    settings, notices = settings_from_query(params)
+    lecture = _one(params.get("lecture", "0")).lower()
+    if lecture not in _LECTURE_ON | _LECTURE_OFF:
+        notices.append(f"lecture: {lecture[:40]!r} is not on/off; lecture mode stays off")
+    return Link(settings, lecture in _LECTURE_ON, tuple(notices))
 
 
 def query_from_settings(settings: Settings, *, lecture: bool = False) -> dict[str, str]:

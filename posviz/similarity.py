@@ -167,17 +167,16 @@ class RepeatedToken:
         )
 
 
-def first_repeat(window: WindowEmbeddings, token_texts: Sequence[str]) -> RepeatedToken | None:
+def first_repeat(window: WindowEmbeddings) -> RepeatedToken | None:
     """The first repeated token of ``window`` with its three similarities, or ``None``.
 
     >>> from posviz.embeddings import SeededEmbeddings
     >>> from posviz.pipeline import embed_window
     >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 9, 5], context_length=4)
-    >>> note = first_repeat(w, ["a", "b", "a"])
+    >>> note = first_repeat(w)
     >>> (note.first, note.second, note.token_similarity)
     (0, 2, 1.0)
     """
-    _check_texts(window, token_texts)
     pairs = repeated_token_pairs(window.token_ids)
     if not pairs:
         return None
@@ -186,7 +185,7 @@ def first_repeat(window: WindowEmbeddings, token_texts: Sequence[str]) -> Repeat
     return RepeatedToken(
         scheme=window.scheme,
         token_id=window.token_ids[first],
-        token_text=token_texts[first],
+        token_text=window.token_texts[first],
         first=first,
         second=second,
         token_similarity=float(matrices.token[first, second]),
@@ -195,14 +194,8 @@ def first_repeat(window: WindowEmbeddings, token_texts: Sequence[str]) -> Repeat
     )
 
 
-def _check_texts(window: WindowEmbeddings, token_texts: Sequence[str]) -> None:
-    if len(token_texts) != len(window.token_ids):
-        raise ValueError(f"{len(token_texts)} token texts for {len(window.token_ids)} tokens")
-
-
 def similarity_figure(
     window: WindowEmbeddings,
-    token_texts: Sequence[str],
     *,
     lecture: bool = False,
     max_positions: int = MAX_POSITIONS,
@@ -216,15 +209,14 @@ def similarity_figure(
     >>> from posviz.embeddings import SeededEmbeddings
     >>> from posviz.pipeline import embed_window
     >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 5], context_length=4)
-    >>> [trace.z.shape for trace in similarity_figure(w, ["<a>", "<a>"]).data]
+    >>> [trace.z.shape for trace in similarity_figure(w).data]
     [(2, 2), (2, 2), (2, 2)]
     """
-    _check_texts(window, token_texts)
     if max_positions < 1:
         raise ValueError(f"max_positions must be at least 1, got {max_positions}")
     matrices = similarities(window)
     shown_rows = min(len(window.token_ids), max_positions)
-    labels = row_labels(token_texts[:shown_rows])
+    labels = row_labels(window.token_texts[:shown_rows])
     titles = PANEL_TITLES[window.scheme]
     note = ""
     if shown_rows < len(window.token_ids):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
 from typing import Final
@@ -25,6 +26,7 @@ import tiktoken
 from tiktoken_ext.openai_public import ENDOFTEXT, r50k_pat_str
 
 from posviz.config import GPT2_VOCAB_SIZE
+from posviz.token_text import visible
 
 END_OF_TEXT: Final = ENDOFTEXT
 END_OF_TEXT_ID: Final = 50256
@@ -127,6 +129,15 @@ def token_bytes(token_ids: list[int]) -> list[bytes]:
     """The raw bytes of each token (a token can hold part of a multi-byte character)."""
     encoding = get_encoding()
     return [encoding.decode_single_token_bytes(token_id) for token_id in token_ids]
+
+
+def token_texts(token_ids: Sequence[int]) -> tuple[str, ...]:
+    """Each token as the page writes it (:func:`posviz.token_text.visible` of its bytes).
+
+    >>> token_texts([32, 8278, 198])
+    ('A', '␣rose', '↵')
+    """
+    return tuple(visible(token) for token in token_bytes(list(token_ids)))
 
 
 def decode(token_ids: list[int]) -> str:

@@ -14,13 +14,12 @@ import pytest
 import torch
 from reproduce import NAMES, run_scripts
 
-from posviz.batching import make_batch
 from posviz.codegen import reproduction_script, text_literal
 from posviz.config import SCHEMES, Settings, SettingsError
-from posviz.embeddings import SeededEmbeddings
-from posviz.pipeline import WindowEmbeddings, embed_window
+from posviz.pipeline import WindowEmbeddings
 from posviz.presets import VERDICT_OPENING
 from posviz.tokenizer import encode
+from posviz.view import build_view
 
 HOSTILE_TEXTS = [
     pytest.param("He said \"hi\" and 'bye'", id="quotes"),
@@ -145,19 +144,10 @@ ALL_CASES = [
 
 
 def _posviz_window(settings: Settings) -> WindowEmbeddings:
-    """What the app computes: posviz's tokenizer, batching, streamed tables and pipeline."""
-    batch = make_batch(
-        encode(settings.text),
-        context_length=settings.context_length,
-        stride=settings.effective_stride,
-    )
-    tables = SeededEmbeddings.create(seed=settings.seed, emb_dim=settings.emb_dim)
-    return embed_window(
-        tables,
-        batch.window_token_ids(settings.window),
-        context_length=settings.context_length,
-        scheme=settings.scheme,
-    )
+    """What the app computes: posviz's one path from settings to the view."""
+    window = build_view(settings, strict=True).embeddings
+    assert window is not None
+    return window
 
 
 @pytest.fixture(scope="module")

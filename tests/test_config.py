@@ -12,7 +12,15 @@ import pytest
 import torch
 
 from posviz import config
-from posviz.config import MAX_TEXT_CHARS, Settings, SettingsError, validate, with_changes
+from posviz.config import (
+    MAX_TEXT_CHARS,
+    Settings,
+    SettingsError,
+    settings_from_widgets,
+    validate,
+    widget_values,
+    with_changes,
+)
 
 RANGES = {
     "context_length": (1, 1024),
@@ -165,3 +173,23 @@ def test_with_changes_returns_a_validated_copy() -> None:
 
 def test_settings_error_is_a_value_error() -> None:
     assert issubclass(SettingsError, ValueError)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [Settings(), Settings(stride=3, window=2, scheme="rope"), Settings(context_length=8, stride=8)],
+    ids=["default", "stride-3", "stride-equals-T"],
+)
+def test_widget_values_round_trip(settings: Settings) -> None:
+    values = widget_values(settings)
+    assert values["stride"] == settings.effective_stride
+    assert values["text"] == settings.text and values["scheme"] == settings.scheme
+    back = settings_from_widgets(values)
+    assert back.effective_stride == settings.effective_stride
+    assert back == dataclasses.replace(
+        settings, stride=None if settings.stride == 8 else settings.stride
+    )
+
+
+def test_missing_widget_values_are_the_defaults() -> None:
+    assert settings_from_widgets({"emb_dim": 8}) == Settings(emb_dim=8)

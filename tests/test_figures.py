@@ -31,15 +31,23 @@ COLOUR_BLIND_SAFE = ("RdBu", "PuOr", "BrBG", "PiYG", "PRGn", "RdYlBu")
 
 
 def random_window(
-    num_rows: int, emb_dim: int, *, seed: int = 0, token_ids: Sequence[int] | None = None
+    num_rows: int,
+    emb_dim: int,
+    *,
+    seed: int = 0,
+    token_ids: Sequence[int] | None = None,
+    token_texts: Sequence[str] | None = None,
 ) -> WindowEmbeddings:
-    """A window with known random matrices (input = token + position, as the book adds them)."""
+    """A window with known random matrices (input = token + position, as the book adds them)
+    and the given token texts (default ``tok0``, ``tok1``...)."""
     generator = torch.Generator().manual_seed(seed)
     token = torch.randn(num_rows, emb_dim, generator=generator)
     position = torch.randn(num_rows, emb_dim, generator=generator)
     ids = tuple(token_ids) if token_ids is not None else tuple(range(100, 100 + num_rows))
+    texts = tuple(token_texts) if token_texts is not None else tuple(f"tok{i}" for i in ids)
     return WindowEmbeddings(
         token_ids=ids,
+        token_texts=texts,
         context_length=max(num_rows, 1),
         scheme="learned",
         token_embeddings=token,
@@ -65,9 +73,10 @@ def test_three_heatmaps_in_book_order_with_exact_float32_values(
     decode_array: Callable[[object], np.ndarray],
 ) -> None:
     tables = SeededEmbeddings.create(seed=7, emb_dim=12)
-    window = embed_window(tables, [464, 1110, 318, 257, 1110], context_length=8)
+    window = embed_window(tables, [464, 8278, 318, 257, 8278], context_length=8)
     texts = ["The", "␣rose", "␣is", "␣a", "␣rose"]
-    data = shipped(embeddings_figure(window, texts))["data"]
+    assert list(window.token_texts) == texts
+    data = shipped(embeddings_figure(window))["data"]
 
     assert [trace["type"] for trace in data] == ["heatmap"] * 3
     names = [trace["name"].lower() for trace in data]
@@ -85,14 +94,14 @@ def test_input_panel_is_the_sum_of_the_other_two(
 ) -> None:
     window = random_window(6, 10, seed=3)
     token, position, total = (
-        decode_array(trace["z"]) for trace in shipped(embeddings_figure(window, ["x"] * 6))["data"]
+        decode_array(trace["z"]) for trace in shipped(embeddings_figure(window))["data"]
     )
     np.testing.assert_allclose(total, token + position, rtol=0, atol=1e-6)
 
 
 def test_one_shared_colour_axis_symmetric_around_zero() -> None:
     window = random_window(7, 9, seed=11)
-    figure = embeddings_figure(window, list("abcdefg"))
+    figure = embeddings_figure(window)
     layout = figure.layout
     assert [trace.coloraxis for trace in figure.data] == ["coloraxis"] * 3
     assert not any(key.startswith("coloraxis") and key != "coloraxis" for key in layout)
@@ -104,7 +113,7 @@ def test_one_shared_colour_axis_symmetric_around_zero() -> None:
 
 
 def test_colour_scale_is_a_colour_blind_safe_diverging_one() -> None:
-    scale = embeddings_figure(random_window(2, 3), ["a", "b"]).layout.coloraxis.colorscale
+    scale = embeddings_figure(random_window(2, 3)).layout.coloraxis.colorscale
     colours = [colour for _, colour in scale]
     candidates = {name: getattr(plotly.colors.diverging, name) for name in COLOUR_BLIND_SAFE}
     candidates |= {f"{name}_r": list(reversed(c)) for name, c in candidates.items()}
@@ -114,8 +123,8 @@ def test_colour_scale_is_a_colour_blind_safe_diverging_one() -> None:
 
 def test_rows_are_position_dot_token_and_repeated_tokens_stay_apart() -> None:
     texts = ["A", "␣rose", "␣is", "␣a", "␣rose", "␣is", "␣a", "␣rose"]
-    window = random_window(8, 4, token_ids=[32, 8278, 318, 257, 8278, 318, 257, 8278])
-    figure = embeddings_figure(window, texts)
+    ids = [32, 8278, 318, 257, 8278, 318, 257, 8278]
+    figure = embeddings_figure(random_window(8, 4, token_ids=ids, token_texts=texts))
     expected = [f"{position} · {text}" for position, text in enumerate(texts)]
     for trace in figure.data:
         assert list(trace.y) == expected
@@ -127,7 +136,7 @@ def test_rows_are_position_dot_token_and_repeated_tokens_stay_apart() -> None:
 
 
 def test_zoom_stays_in_step_across_panels() -> None:
-    figure = embeddings_figure(random_window(3, 5), ["a", "b", "c"])
+    figure = embeddings_figure(random_window(3, 5))
     assert [trace.xaxis for trace in figure.data] == ["x", "x2", "x3"]
     assert figure.layout.xaxis2.matches == "x"
     assert figure.layout.xaxis3.matches == "x"
@@ -140,7 +149,7 @@ def test_small_figure_hover_names_position_token_id_dimension_and_three_values(
 ) -> None:
     ids = [15496, 11, 466, 345]
     window = random_window(4, 6, seed=5, token_ids=ids)
-    data = shipped(embeddings_figure(window, ["Hello", ",", "␣do", "␣you"]))["data"]
+    data = shipped(embeddings_figure(window))["data"]
     token, position, total = matrices(window)
     for trace in data:
         template = trace["hovertemplate"]
@@ -162,7 +171,7 @@ def test_large_figure_keeps_exact_values_of_the_columns_it_shows(
 ) -> None:
     num_rows, emb_dim, max_cells = 5, 100, 120
     window = random_window(num_rows, emb_dim, seed=2)
-    figure = embeddings_figure(window, list("abcde"), max_cells=max_cells)
+    figure = embeddings_figure(window, max_cells=max_cells)
     data = shipped(figure)["data"]
     for trace, full in zip(data, matrices(window), strict=True):
         columns = decode_array(trace["x"]).astype(int)
@@ -179,7 +188,7 @@ def test_large_figure_keeps_exact_values_of_the_columns_it_shows(
 
 
 def test_unreduced_figure_does_not_claim_a_reduction() -> None:
-    figure = embeddings_figure(random_window(3, 8), ["a", "b", "c"])
+    figure = embeddings_figure(random_window(3, 8))
     assert len(figure.layout.annotations) == 3
     assert not any("every" in a.text for a in figure.layout.annotations)
 
@@ -213,7 +222,8 @@ def _all_strings(value: object) -> list[str]:
 )
 def test_user_text_is_escaped_in_every_label_hover_and_title(num_rows: int) -> None:
     texts = [HOSTILE_TOKENS[i % len(HOSTILE_TOKENS)] for i in range(num_rows)]
-    figure = embeddings_figure(random_window(num_rows, 4), texts, max_cells=num_rows * 2)
+    window = random_window(num_rows, 4, token_texts=texts)
+    figure = embeddings_figure(window, max_cells=num_rows * 2)
     spec = shipped(figure)
     spec["layout"].pop("template", None)
     for text in _all_strings(spec):
@@ -224,8 +234,19 @@ def test_user_text_is_escaped_in_every_label_hover_and_title(num_rows: int) -> N
 
 
 def test_token_texts_must_match_the_window() -> None:
-    with pytest.raises(ValueError, match="3"):
-        embeddings_figure(random_window(3, 4), ["a", "b"])
+    with pytest.raises(ValueError, match="2 token texts for 3 tokens"):
+        random_window(3, 4, token_texts=["a", "b"])
+
+
+@pytest.mark.parametrize(
+    ("emb_dim", "ordinal"),
+    [(100, "2nd"), (150, "3rd"), (200, "4th"), (550, "11th"), (600, "12th"), (1050, "21st")],
+)
+def test_reduction_note_writes_correct_ordinals(emb_dim: int, ordinal: str) -> None:
+    # 5 rows x emb_dim cells in panels of at most 250 cells: every (emb_dim // 50)-th dimension
+    figure = embeddings_figure(random_window(5, emb_dim), max_cells=250)
+    note = f"every {ordinal} of {emb_dim} dims"
+    assert all(note in annotation.text for annotation in figure.layout.annotations)
 
 
 @pytest.mark.parametrize(
@@ -238,7 +259,7 @@ def test_token_texts_must_match_the_window() -> None:
 )
 def test_serialized_figure_stays_under_budget(num_rows: int, emb_dim: int) -> None:
     window = random_window(num_rows, emb_dim)
-    figure = embeddings_figure(window, [f"tok{i}" for i in range(num_rows)])
+    figure = embeddings_figure(window)
     if num_rows * emb_dim == HOVER_CELLS:
         assert figure.data[0].customdata is not None, "threshold case must carry 3-way hover"
     size = len(pio.to_json(figure).encode())
@@ -257,8 +278,7 @@ def test_figure_built_without_validation_is_valid_plotly(
 ) -> None:
     """figures.py skips plotly's per-property validation for speed: plotly must accept the
     same figure when it does validate, and ship the same JSON."""
-    figure = embeddings_figure(
-        random_window(num_rows, emb_dim), ["<b>x</b>"] * num_rows, lecture=lecture
-    )
+    window = random_window(num_rows, emb_dim, token_texts=["<b>x</b>"] * num_rows)
+    figure = embeddings_figure(window, lecture=lecture)
     validated = go.Figure(figure.to_dict())  # raises on any invalid property
     assert shipped(validated) == shipped(figure)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
 from posviz.batching import make_batch
-from posviz.config import validate
+from posviz.config import Settings, validate
 from posviz.embeddings import SeededEmbeddings
 from posviz.pipeline import embed_window, shapes
-from posviz.presets import PRESETS
+from posviz.presets import PRESETS, matching_preset
 from posviz.tokenizer import encode
 
 # The book, section 2.8: the first batch of the data loader over The Verdict
@@ -106,3 +108,18 @@ def test_book_2_8_preset_gives_the_books_batch_and_shapes() -> None:
     for window in range(batch.num_windows):
         view = embed_window(tables, batch.window_token_ids(window), context_length=4)
         assert torch.equal(view.input_embeddings, input_embeddings[window])
+
+
+@pytest.mark.parametrize("name", list(PRESETS))
+@pytest.mark.parametrize("scheme", ["learned", "rope"])
+def test_a_preset_is_recognised_under_any_scheme(name: str, scheme: str) -> None:
+    assert matching_preset(replace(PRESETS[name], scheme=scheme)) == name  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"text": "my own words"}, {"emb_dim": 8}, {"seed": 1}, {"window": 1}, {"stride": 2}],
+    ids=["text", "emb_dim", "seed", "window", "stride"],
+)
+def test_a_changed_preset_is_no_preset(change: dict[str, object]) -> None:
+    assert matching_preset(replace(Settings(), **change)) is None  # type: ignore[arg-type]

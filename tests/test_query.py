@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from posviz.config import Settings, validate
-from posviz.query import query_from_settings, settings_from_query
+from posviz.query import Link, query_from_settings, read_link, settings_from_query
 
 DEFAULT = Settings()
 
@@ -281,3 +281,35 @@ def test_lecture_flag() -> None:
     params = query_from_settings(Settings(), lecture=True)
     assert params == {"lecture": "1"}
     assert settings_from_query(params) == (Settings(), [])
+
+
+@pytest.mark.parametrize("scheme", ["rope", "none", "sinusoidal"])
+def test_bad_scheme_notice_names_the_scheme_kept(scheme: str) -> None:
+    base = Settings(scheme=scheme)  # type: ignore[arg-type]
+    settings, notices = settings_from_query({"scheme": "alibi"}, base)
+    assert settings.scheme == scheme
+    assert notices == [
+        f"scheme: 'alibi' is not one of learned, sinusoidal, none, rope; using {scheme}"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("raw", "lecture"),
+    [("1", True), ("true", True), ("ON", True), ("0", False), ("off", False), ("False", False)],
+)
+def test_read_link_takes_the_lecture_flag(raw: str, lecture: bool) -> None:
+    link = read_link({"lecture": raw, "emb_dim": "8"})
+    assert link == Link(Settings(emb_dim=8), lecture, ())
+
+
+@pytest.mark.parametrize("raw", ["yes", "2", "", "<b>"])
+def test_read_link_ignores_a_bad_lecture_flag_with_a_notice(raw: str) -> None:
+    link = read_link({"lecture": [raw]})
+    assert (link.settings, link.lecture) == (DEFAULT, False)
+    assert link.notices == (f"lecture: {raw!r} is not on/off; lecture mode stays off",)
+
+
+def test_read_link_keeps_the_settings_notices() -> None:
+    link = read_link({"seed": "x", "lecture": "1"})
+    assert (link.settings, link.lecture) == (DEFAULT, True)
+    assert link.notices == ("seed: 'x' is not a whole number; using 123",)

@@ -42,7 +42,7 @@ def tables() -> SeededEmbeddings:
 def rose_window(tables: SeededEmbeddings, scheme: Scheme) -> tuple[WindowEmbeddings, list[str]]:
     token_ids = encode(ROSE)
     window = embed_window(tables, token_ids, context_length=16, scheme=scheme)
-    return window, [visible(b) for b in token_bytes(token_ids)]
+    return window, [visible(b) for b in token_bytes(token_ids)]  # texts built here, independently
 
 
 @pytest.mark.parametrize(("n", "d"), [(1, 2), (5, 3), (16, 64), (40, 7)])
@@ -109,7 +109,7 @@ def test_figure_holds_the_three_similarity_matrices(
     tables: SeededEmbeddings, scheme: Scheme
 ) -> None:
     window, texts = rose_window(tables, scheme)
-    figure = similarity_figure(window, texts)
+    figure = similarity_figure(window)
     assert [trace.type for trace in figure.data] == ["heatmap"] * 3
     n = len(texts)
     for trace, matrix in zip(
@@ -130,7 +130,7 @@ def test_figure_holds_the_three_similarity_matrices(
 
 def test_figure_layout_follows_the_embeddings_figure(tables: SeededEmbeddings) -> None:
     window, texts = rose_window(tables, "learned")
-    figure = similarity_figure(window, texts, lecture=True)
+    figure = similarity_figure(window, lecture=True)
     expected_labels = [f"{p} · {t}" for p, t in enumerate(texts)]
     layout = figure.layout
     assert layout.coloraxis.cmin == -1.0
@@ -157,8 +157,7 @@ def test_figure_layout_follows_the_embeddings_figure(tables: SeededEmbeddings) -
 def test_labels_are_escaped_and_repeated_tokens_stay_apart(tables: SeededEmbeddings) -> None:
     token_ids = encode("<b>x</b> <b>x</b>")
     window = embed_window(tables, token_ids, context_length=16)
-    texts = [visible(b) for b in token_bytes(token_ids)]
-    figure = similarity_figure(window, texts)
+    figure = similarity_figure(window)
     labels = list(figure.data[0].y)
     assert len(set(labels)) == len(labels)
     assert all("<" not in label for label in labels)
@@ -168,29 +167,21 @@ def test_labels_are_escaped_and_repeated_tokens_stay_apart(tables: SeededEmbeddi
 def test_long_windows_show_their_first_positions(tables: SeededEmbeddings) -> None:
     token_ids = list(range(300, 340))
     window = embed_window(tables, token_ids, context_length=64)
-    figure = similarity_figure(window, [str(t) for t in token_ids], max_positions=10)
+    figure = similarity_figure(window, max_positions=10)
     assert all(np.asarray(trace.z).shape == (10, 10) for trace in figure.data)
     assert "first 10 of 40 positions" in figure.layout.annotations[0].text
     with pytest.raises(ValueError, match="max_positions"):
-        similarity_figure(window, [str(t) for t in token_ids], max_positions=0)
-
-
-def test_texts_must_match_tokens(tables: SeededEmbeddings) -> None:
-    window, texts = rose_window(tables, "learned")
-    with pytest.raises(ValueError, match="token texts"):
-        similarity_figure(window, texts[:-1])
-    with pytest.raises(ValueError, match="token texts"):
-        first_repeat(window, texts[:-1])
+        similarity_figure(window, max_positions=0)
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_first_repeat_quotes_the_figures_values(tables: SeededEmbeddings, scheme: Scheme) -> None:
-    window, texts = rose_window(tables, scheme)
-    note = first_repeat(window, texts)
+    window, _ = rose_window(tables, scheme)
+    note = first_repeat(window)
     assert note is not None
     rose_id = encode(" rose")[0]
     assert (note.first, note.second, note.token_id, note.token_text) == (1, 4, rose_id, "␣rose")
-    figure = similarity_figure(window, texts)
+    figure = similarity_figure(window)
     values = [float(np.asarray(trace.z)[1, 4]) for trace in figure.data]
     assert [note.token_similarity, note.position_similarity, note.input_similarity] == values
     assert note.token_similarity == 1.0
@@ -211,14 +202,13 @@ def test_first_repeat_quotes_the_figures_values(tables: SeededEmbeddings, scheme
 def test_first_repeat_is_none_without_repeats(tables: SeededEmbeddings) -> None:
     token_ids = encode("Every effort moves you")
     window = embed_window(tables, token_ids, context_length=4)
-    assert first_repeat(window, [visible(b) for b in token_bytes(token_ids)]) is None
+    assert first_repeat(window) is None
 
 
 def test_markdown_sentence_escapes_the_token(tables: SeededEmbeddings) -> None:
     token_ids = encode("**x** **x**")
     window = embed_window(tables, token_ids, context_length=8)
-    texts = [visible(b) for b in token_bytes(token_ids)]
-    note = first_repeat(window, texts)
+    note = first_repeat(window)
     assert note is not None
     assert note.token_text == "**"
     assert "“\\*\\*”" in note.markdown()

@@ -165,11 +165,17 @@ def test_very_long_text_param_falls_back_with_notice(app_test: Callable[..., App
     assert_warning_names(at, "text")
 
 
-def test_window_beyond_the_batch_falls_back_to_zero(app_test: Callable[..., AppTest]) -> None:
-    at = app_test(query={"window": "9999999"})
+@pytest.mark.parametrize("window", ["9999999", "10000000"])
+def test_window_beyond_the_batch_falls_back_to_zero(
+    app_test: Callable[..., AppTest], window: str
+) -> None:
+    at = app_test(query={"window": window})
     assert not at.exception
     assert at.get("plotly_chart")
     assert at.session_state["window"] == 0
+    assert_warning_names(at, f"Window {window} does not exist")
+    # The rewritten link is the view on screen: window 0 is the default, so no window key.
+    assert "window" not in at.query_params
 
 
 def test_many_bad_keys_at_once(app_test: Callable[..., AppTest]) -> None:

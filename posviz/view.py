@@ -1,0 +1,114 @@
+"""One path from settings to everything a view shows: the app, the command line, the tests
+and the benchmarks all call :func:`build_view`.
+
+Read top to bottom, :func:`build_view` is section 2.8: check the settings, tokenize the text,
+cut it into windows of ``context_length`` tokens, pick the window, look its tokens and
+positions up in the two tables and combine them by the positional scheme.
+
+Where the tables come from is the caller's choice: ``tables`` is a function from the settings
+to anything with the two lookups of :class:`~posviz.pipeline.EmbeddingTables`. The default
+builds the book's seeded tables; the app passes its cached ones.
+
+>>> view = build_view(Settings(text="Every effort moves you", context_length=4))
+>>> view.batch.shape, view.window, view.token_texts
+((1, 4), 0, ('Every', '␣effort', '␣moves', '␣you'))
+>>> view.embeddings.input_embeddings.shape
+torch.Size([4, 64])
+>>> build_view(Settings(text="Every effort moves you", window=3)).notices
+('Window 3 does not exist: this text gives 1 window(s). Showing window 0.',)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from posviz.batching import Batch, make_batch
+from posviz.config import Settings, validate
+from posviz.embeddings import SeededEmbeddings
+from posviz.pipeline import EmbeddingTables, WindowEmbeddings, embed_window
+from posviz.tokenizer import encode
+
+TablesFor = Callable[[Settings], EmbeddingTables]
+"""Gives the two tables for a view's settings (called only when a window is shown)."""
+
+
+def seeded_tables(settings: Settings) -> SeededEmbeddings:
+    """The book's tables: ``torch.manual_seed(seed)``, then ``nn.Embedding(50257, emb_dim)``
+    and the positional table (built afresh; the app caches them)."""
+    return SeededEmbeddings.create(seed=settings.seed, emb_dim=settings.emb_dim)
+
+
+@dataclass(frozen=True)
+class View:
+    """Everything one view shows, computed from :attr:`settings`.
+
+    ``settings`` are the settings shown, which can differ from the ones asked for: a window
+    the text does not have falls back to window 0 (and ``notices`` says so). ``embeddings`` is
+    ``None`` when the text is blank: there is nothing to show.
+    """
+
+    settings: Settings
+    batch: Batch  # the text's token ids cut into windows, inputs [B, T]
+    embeddings: WindowEmbeddings | None  # the shown window's ids, texts and [n, d] matrices
+    notices: tuple[str, ...]  # what was changed from the settings asked for, and why
+
+    @property
+    def window(self) -> int:
+        """Index of the shown window in the batch."""
+        return self.settings.window
+
+    @property
+    def token_ids(self) -> tuple[int, ...]:
+        """The shown window's token ids (empty for a blank text)."""
+        return () if self.embeddings is None else self.embeddings.token_ids
+
+    @property
+    def token_texts(self) -> tuple[str, ...]:
+        """The shown window's tokens as the page writes them, one per token id."""
+        return () if self.embeddings is None else self.embeddings.token_texts
+
+
+def batch_for(settings: Settings) -> Batch:
+    """The windows of ``settings.text`` (after :func:`~posviz.config.validate`).
+
+    Raises :class:`~posviz.config.SettingsError` or
+    :class:`~posviz.tokenizer.TokenizerDataError` (see :func:`build_view`).
+    """
+    validate(settings)
+    return make_batch(
+        encode(settings.text),  # builds the tokenizer on first use
+        context_length=settings.context_length,
+        stride=settings.effective_stride,
+    )
+
+
+def build_view(
+    settings: Settings, *, tables: TablesFor = seeded_tables, strict: bool = False
+) -> View:
+    """The view ``settings`` ask for.
+
+    Raises :class:`~posviz.config.SettingsError` for values out of range and
+    :class:`~posviz.tokenizer.TokenizerDataError` if GPT-2's vocabulary files are damaged
+    (even for a blank text, so the problem shows at once). A window the text does not have
+    falls back to window 0 with a notice, or with ``strict=True`` raises ``SettingsError``.
+    """
+    batch = batch_for(settings)
+    if not settings.text.strip():
+        return View(settings, batch, None, ())
+    notices: list[str] = []
+    if settings.window >= batch.num_windows:
+        if strict:
+            batch.window_span(settings.window)  # raises, naming the windows the text has
+        notices.append(
+            f"Window {settings.window} does not exist: this text gives "
+            f"{batch.num_windows} window(s). Showing window 0."
+        )
+        settings = replace(settings, window=0)
+    embeddings = embed_window(
+        tables(settings),
+        batch.window_token_ids(settings.window),
+        context_length=settings.context_length,
+        scheme=settings.scheme,
+    )
+    return View(settings, batch, embeddings, tuple(notices))
