@@ -7,7 +7,6 @@ skip into a failure, so in CI they always run.
 
 from __future__ import annotations
 
-import base64
 import os
 import shutil
 import tempfile
@@ -17,6 +16,7 @@ from typing import NoReturn
 
 import numpy as np
 import pytest
+import reference
 from hypothesis import settings as hypothesis_settings
 from hypothesis.configuration import set_hypothesis_home_dir
 from streamlit.testing.v1 import AppTest
@@ -46,21 +46,10 @@ APP_TIMEOUT = 120  # seconds: the first run imports torch
 REQUIRE_BROWSER = os.environ.get("POSVIZ_REQUIRE_BROWSER", "") not in ("", "0")
 
 
-def decode_plotly_array(value: object) -> np.ndarray:
-    """A plotly array as numpy: a list, or the typed-array spec ``{dtype, bdata, shape}``."""
-    if not isinstance(value, dict):
-        return np.asarray(value)
-    flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-    shape = value.get("shape")
-    if shape is None:
-        return flat
-    return flat.reshape([int(n) for n in str(shape).split(",")])
-
-
 @pytest.fixture
 def decode_array() -> Callable[[object], np.ndarray]:
-    """:func:`decode_plotly_array`, for figure JSON (``z``, ``x``, ``customdata``)."""
-    return decode_plotly_array
+    """:func:`reference.decode_array`, for figure JSON (``z``, ``x``, ``customdata``)."""
+    return reference.decode_array
 
 
 def _no_browser(reason: str) -> NoReturn:

@@ -1,7 +1,8 @@
 """app.py driven through Streamlit's AppTest: widgets by key, the chart's numbers decoded.
 
-Every chart is checked against an independent torch reference built here, exactly as the
-book writes it: ``torch.manual_seed(seed); nn.Embedding(50257, d); nn.Embedding(T, d)``.
+Every chart is checked, bit for bit, against the independent torch reference in
+tests/reference.py, exactly as the book writes it: ``torch.manual_seed(seed);
+nn.Embedding(50257, d); nn.Embedding(T, d)``.
 Token ids come from ``posviz.tokenizer.encode`` (itself checked against tiktoken's ``gpt2``
 in the tokenizer tests); the embeddings never come from posviz.
 
@@ -14,47 +15,22 @@ from __future__ import annotations
 import html
 import json
 import re
-import string
 from collections.abc import Callable
-from functools import lru_cache
 
 import numpy as np
 import pytest
-import torch
+from reference import book_window, unescape_markdown
 from streamlit.testing.v1 import AppTest
 
 from posviz.tokenizer import encode, get_encoding
 
 AppFactory = Callable[..., AppTest]
 Decode = Callable[[object], np.ndarray]
-VOCAB_SIZE = 50257  # GPT-2, written out here rather than imported
 DEFAULT_TEXT = "A rose is a rose is a rose."
 CHIP = re.compile(r":(\w+)-badge\[(\d+) · (.*?) · (\d+)\]")
 
 
-# --- independent references ------------------------------------------------------------
-
-
-@lru_cache(maxsize=8)
-def book_tables(seed: int, emb_dim: int, context_length: int) -> tuple[np.ndarray, np.ndarray]:
-    """The book's two layers: token table [50257, d] and positional table [T, d]."""
-    torch.manual_seed(seed)
-    token_embedding_layer = torch.nn.Embedding(VOCAB_SIZE, emb_dim)
-    pos_embedding_layer = torch.nn.Embedding(context_length, emb_dim)
-    return (
-        token_embedding_layer.weight.detach().numpy(),
-        pos_embedding_layer.weight.detach().numpy(),
-    )
-
-
-def book_window(
-    seed: int, emb_dim: int, context_length: int, token_ids: list[int]
-) -> list[np.ndarray]:
-    """token, positional and input embeddings of one window, rows = positions 0..n-1."""
-    token_table, pos_table = book_tables(seed, emb_dim, context_length)
-    token_embeddings = token_table[token_ids]
-    pos_embeddings = pos_table[: len(token_ids)]
-    return [token_embeddings, pos_embeddings, token_embeddings + pos_embeddings]
+# --- independent references (the book's tables: tests/reference.py) -------------------------
 
 
 def visible_tokens(token_ids: list[int]) -> list[str]:
@@ -106,13 +82,13 @@ def assert_matches_book(
     at: AppTest, decode: Decode, *, seed: int, emb_dim: int, context_length: int, ids: list[int]
 ) -> None:
     shown = panels(at, decode)
-    expected = book_window(seed, emb_dim, context_length, ids)
+    expected = book_window(
+        "learned", seed=seed, emb_dim=emb_dim, context_length=context_length, token_ids=ids
+    )
     for name, z, reference in zip(("token", "positional", "input"), shown, expected, strict=True):
         assert z.dtype == np.float32, name
         assert z.shape == (len(ids), emb_dim), name
-        torch.testing.assert_close(
-            torch.from_numpy(z.copy()), torch.from_numpy(reference), msg=name
-        )
+        assert np.array_equal(z, reference.numpy()), name  # bit for bit
 
 
 # --- the default view ----------------------------------------------------------------------
@@ -281,23 +257,6 @@ def test_empty_text_gets_a_friendly_prompt_and_no_chart(app_test: AppFactory, te
     assert not at.get("plotly_chart")
 
 
-def _unescape_markdown(text: str) -> str:
-    """Undo Markdown backslash escapes, failing on any unescaped ASCII punctuation; drop the
-    invisible word joiners (U+2060) posviz adds to break bare links."""
-    out, i = [], 0
-    while i < len(text):
-        char = text[i]
-        if char == "\\":
-            assert i + 1 < len(text) and text[i + 1] in string.punctuation, text
-            out.append(text[i + 1])
-            i += 2
-        else:
-            assert char not in string.punctuation, f"unescaped {char!r} in chip {text!r}"
-            out.append(char)
-            i += 1
-    return "".join(out).replace("\u2060", "")
-
-
 HOSTILE = (
     "<script>alert(1)</script> <img src=x onerror=alert(1)> **bold** _it_ "
     "[link](javascript:alert(1)) `code` $x^2$ :red[red] # title <b>b</b>&amp; %{y}"
@@ -313,7 +272,7 @@ def test_html_and_markdown_in_text_show_literally(app_test: AppFactory) -> None:
     shown = chips(at)
     ids = encode(HOSTILE)
     assert [tid for _, _, tid in shown] == ids
-    literal = "".join(_unescape_markdown(text) for _, text, _ in shown)
+    literal = "".join(unescape_markdown(text) for _, text, _ in shown)
     assert literal.replace("␣", " ") == HOSTILE
     labels = chart(at)["data"][0]["y"]
     assert "<" not in "".join(labels)
@@ -330,7 +289,7 @@ def test_endoftext_is_the_special_token_50256(app_test: AppFactory, decode_array
     assert 50256 in [tid for _, _, tid in shown]
     ids = [tid for _, _, tid in shown]
     position = ids.index(50256)
-    assert _unescape_markdown(shown[position][1]) == "<|endoftext|>"
+    assert unescape_markdown(shown[position][1]) == "<|endoftext|>"
     assert chart(at)["data"][0]["y"][position] == f"{position} · &lt;|endoftext|&gt;"
     assert_matches_book(at, decode_array, seed=123, emb_dim=64, context_length=16, ids=ids)
 

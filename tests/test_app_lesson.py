@@ -1,7 +1,7 @@
 """The lesson features of app.py through AppTest: schemes, similarity, code, downloads,
 lecture mode and shareable links.
 
-Every number is checked against a reference built here and nowhere else: the book's
+Every number is checked, bit for bit, against tests/reference.py (never posviz): the book's
 ``torch.manual_seed(seed); nn.Embedding(50257, d); nn.Embedding(T, d)`` for the tables, the
 sinusoidal formula of Vaswani et al. written as a loop, the RoPE functions of the book's Llama
 notebook (``precompute_rope_params`` / ``compute_rope``), and
@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 import re
 from collections.abc import Callable
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
+from reference import book_window, cosine_similarity
 from reproduce import run_scripts
 from streamlit.testing.v1 import AppTest
 
@@ -33,89 +31,9 @@ from posviz.tokenizer import encode
 
 AppFactory = Callable[..., AppTest]
 Decode = Callable[[object], np.ndarray]
-VOCAB_SIZE = 50257  # GPT-2, written out here rather than imported
 DEFAULT_TEXT = "A rose is a rose is a rose."  # tokens: A ␣rose ␣is ␣a ␣rose ␣is ␣a ␣rose .
 ROSE = (1, 4)  # the first two positions of " rose"
 SCHEMES = ("learned", "sinusoidal", "none", "rope")
-
-
-# --- independent references ------------------------------------------------------------
-
-
-@lru_cache(maxsize=8)
-def book_tables(seed: int, emb_dim: int, context_length: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Section 2.8: the token table [50257, d], then the positional table [T, d]."""
-    torch.manual_seed(seed)
-    token_embedding_layer = torch.nn.Embedding(VOCAB_SIZE, emb_dim)
-    pos_embedding_layer = torch.nn.Embedding(context_length, emb_dim)
-    return token_embedding_layer.weight.detach(), pos_embedding_layer.weight.detach()
-
-
-def sinusoidal_reference(n: int, emb_dim: int) -> torch.Tensor:
-    """PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(p / 10000^(2i/d)), cell by cell."""
-    rows = []
-    for p in range(n):
-        row = []
-        for k in range(emb_dim):
-            i = k // 2
-            angle = p / 10000 ** (2 * i / emb_dim)
-            row.append(math.sin(angle) if k % 2 == 0 else math.cos(angle))
-        rows.append(row)
-    return torch.tensor(rows, dtype=torch.float64).reshape(n, emb_dim).float()
-
-
-def precompute_rope_params(
-    head_dim: int, theta_base: float = 10_000, context_length: int = 4096
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """As in the book's Llama 2 notebook (converting-gpt-to-llama2.ipynb)."""
-    if head_dim % 2:
-        raise ValueError("Embedding dimension must be even")
-    inv_freq = 1.0 / (
-        theta_base ** (torch.arange(0, head_dim, 2)[: (head_dim // 2)].float() / head_dim)
-    )
-    positions = torch.arange(context_length)
-    angles = positions[:, None] * inv_freq[None, :]  # (context_length, head_dim // 2)
-    angles = torch.cat([angles, angles], dim=1)  # (context_length, head_dim)
-    return torch.cos(angles), torch.sin(angles)
-
-
-def compute_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """As in the book's Llama 2 notebook; x: (batch_size, num_heads, seq_len, head_dim)."""
-    _, _, seq_len, head_dim = x.shape
-    x1 = x[..., : head_dim // 2]
-    x2 = x[..., head_dim // 2 :]
-    cos = cos[:seq_len, :].unsqueeze(0).unsqueeze(0)
-    sin = sin[:seq_len, :].unsqueeze(0).unsqueeze(0)
-    rotated = torch.cat((-x2, x1), dim=-1)
-    return ((x * cos) + (rotated * sin)).to(dtype=x.dtype)
-
-
-def reference(
-    scheme: str, *, seed: int, emb_dim: int, context_length: int, token_ids: list[int]
-) -> list[torch.Tensor]:
-    """[token, position signal, input] for one window, rows = positions 0..n-1."""
-    token_table, pos_table = book_tables(seed, emb_dim, context_length)
-    token_embeddings = token_table[token_ids]  # [n, d]
-    n = len(token_ids)
-    if scheme == "learned":
-        pos_embeddings = pos_table[:n]
-        return [token_embeddings, pos_embeddings, token_embeddings + pos_embeddings]
-    if scheme == "sinusoidal":
-        pos_embeddings = sinusoidal_reference(n, emb_dim)
-        return [token_embeddings, pos_embeddings, token_embeddings + pos_embeddings]
-    if scheme == "none":
-        return [token_embeddings, torch.zeros(n, emb_dim), token_embeddings]
-    if scheme == "rope":
-        cos, sin = precompute_rope_params(emb_dim, context_length=context_length)
-        rotated = compute_rope(token_embeddings[None, None], cos, sin)[0, 0]
-        return [token_embeddings, cos[:n], rotated]
-    raise AssertionError(scheme)
-
-
-def cosine_reference(matrix: torch.Tensor) -> torch.Tensor:
-    """[n, n] cosine similarity of the rows; zero rows give 0 (cosine_similarity's eps)."""
-    rows = matrix.double()
-    return F.cosine_similarity(rows[:, None, :], rows[None, :, :], dim=-1)
 
 
 # --- driving and reading the app ---------------------------------------------------------
@@ -175,7 +93,7 @@ def assert_panels_equal(shown: list[torch.Tensor], expected: list[torch.Tensor])
     for name, z, ref in zip(("token", "position", "input"), shown, expected, strict=True):
         assert z.dtype == torch.float32, name
         assert z.shape == ref.shape, name
-        torch.testing.assert_close(z, ref.to(torch.float32), msg=name)
+        assert torch.equal(z, ref), name  # bit for bit
 
 
 # --- positional schemes --------------------------------------------------------------------
@@ -200,7 +118,7 @@ def test_each_scheme_matches_its_formula(
     ok(at.slider(key="emb_dim").set_value(emb_dim).run())
     ids = encode(DEFAULT_TEXT)
     shown = panels(at, decode_array)
-    expected = reference(scheme, seed=123, emb_dim=emb_dim, context_length=16, token_ids=ids)
+    expected = book_window(scheme, seed=123, emb_dim=emb_dim, context_length=16, token_ids=ids)
     assert_panels_equal(shown, expected)
     if scheme == "none":
         assert torch.equal(shown[2], shown[0])  # input == token, exactly
@@ -233,11 +151,11 @@ def test_similarity_tab_shows_cosine_similarities(
     show_tab(at, "Similarity")
     assert list(charts(at)) == ["similarity"]  # only the open tab runs
     ids = encode(DEFAULT_TEXT)
-    matrices = reference(scheme, seed=123, emb_dim=64, context_length=16, token_ids=ids)
+    matrices = book_window(scheme, seed=123, emb_dim=64, context_length=16, token_ids=ids)
     shown = panels(at, decode_array, key="similarity")
     for name, z, matrix in zip(("token", "position", "input"), shown, matrices, strict=True):
         assert z.shape == (len(ids), len(ids)), name
-        torch.testing.assert_close(z.double(), cosine_reference(matrix), atol=1e-6, rtol=0)
+        torch.testing.assert_close(z.double(), cosine_similarity(matrix), atol=1e-6, rtol=0)
     token_sim, position_sim, input_sim = shown
     first, second = ROSE
     assert token_sim[first, second] == pytest.approx(1.0, abs=1e-6)
@@ -247,7 +165,7 @@ def test_similarity_tab_shows_cosine_similarities(
     else:
         assert input_sim[first, second] < 0.99
     text = page_text(at)
-    expected_input = float(cosine_reference(matrices[2])[first, second])
+    expected_input = float(cosine_similarity(matrices[2])[first, second])
     assert f"positions {first} and {second}" in text
     assert "token panel shows similarity 1.000" in text
     assert f"input panel shows {expected_input:.3f}" in text
@@ -392,7 +310,7 @@ def test_lecture_hides_stride_and_seed_but_keeps_their_values(
     for _ in range(4):
         ok(at.button(key="step_next").click().run())
     ids = encode(DEFAULT_TEXT)[3:7]  # window 1 starts at the stride, 3
-    expected = reference("learned", seed=7, emb_dim=12, context_length=4, token_ids=ids)
+    expected = book_window("learned", seed=7, emb_dim=12, context_length=4, token_ids=ids)
     assert_panels_equal(panels(at, decode_array), expected)
 
     ok(at.toggle(key="lecture").set_value(False).run())
@@ -424,5 +342,5 @@ def test_settings_written_to_the_url_restore_the_same_numbers(
         assert torch.equal(z_before, z_after)
     ids = encode(DEFAULT_TEXT)
     assert_panels_equal(
-        after, reference("rope", seed=123, emb_dim=10, context_length=16, token_ids=ids)
+        after, book_window("rope", seed=123, emb_dim=10, context_length=16, token_ids=ids)
     )

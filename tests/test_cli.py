@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 import torch
+from reference import book_window
 
 import posviz.cli
 from posviz.cli import main
@@ -25,17 +26,13 @@ ROOT = Path(__file__).resolve().parent.parent
 ARGS = ["--text", VERDICT_OPENING, "--context-length", "4", "--emb-dim", "8", "--seed", "123"]
 
 
-def book_window(window: int, *, context_length: int = 4, emb_dim: int = 8) -> list[torch.Tensor]:
-    """Section 2.8, written out here: token, positional and input rows of one window."""
-    torch.manual_seed(123)
-    token_embedding_layer = torch.nn.Embedding(50257, emb_dim)
-    pos_embedding_layer = torch.nn.Embedding(context_length, emb_dim)
+def verdict_window(window: int, *, context_length: int = 4, emb_dim: int = 8) -> list[torch.Tensor]:
+    """Section 2.8 (tests/reference.py): token, positional and input rows of one window."""
     start = window * context_length
-    inputs = torch.tensor(encode(VERDICT_OPENING)[start : start + context_length])
-    with torch.no_grad():
-        token_embeddings = token_embedding_layer(inputs)
-        pos_embeddings = pos_embedding_layer(torch.arange(context_length))
-    return [token_embeddings, pos_embeddings, token_embeddings + pos_embeddings]
+    ids = encode(VERDICT_OPENING)[start : start + context_length]
+    return book_window(
+        "learned", seed=123, emb_dim=emb_dim, context_length=context_length, token_ids=ids
+    )
 
 
 @pytest.fixture
@@ -61,7 +58,7 @@ def test_html_holds_the_books_numbers(
     assert page.lstrip().lower().startswith("<!doctype html>")
     assert "input embeddings = sum" in page
     (figure,) = captured
-    for trace, expected in zip(figure.data, book_window(2), strict=True):
+    for trace, expected in zip(figure.data, verdict_window(2), strict=True):
         assert np.array_equal(np.asarray(trace.z), expected.numpy())
     assert f"wrote {out}" in capsys.readouterr().err
 
@@ -80,7 +77,7 @@ def test_csv_and_npy_hold_the_books_numbers(tmp_path: Path) -> None:
     csv_path, npy_path = tmp_path / "m.csv", tmp_path / "m.npy"
     assert main([*ARGS, "--window", "1", "--csv", str(csv_path), "--npy", str(npy_path)]) == 0
     array = np.load(npy_path, allow_pickle=False)
-    expected = np.stack([m.numpy() for m in book_window(1)])
+    expected = np.stack([m.numpy() for m in verdict_window(1)])
     assert np.array_equal(array, expected)
     lines = csv_path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 1 + 3 * 4
@@ -114,7 +111,7 @@ def test_text_file(tmp_path: Path, captured: list[go.Figure]) -> None:
     out = tmp_path / "fig.html"
     argv = ["--text-file", str(source), "--context-length", "4", "--emb-dim", "8"]
     assert main([*argv, "--window", "3", "--out", str(out)]) == 0
-    assert np.array_equal(np.asarray(captured[0].data[2].z), book_window(3)[2].numpy())
+    assert np.array_equal(np.asarray(captured[0].data[2].z), verdict_window(3)[2].numpy())
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ import ast
 
 import pytest
 import torch
+from reference import book_window
 from reproduce import NAMES, run_scripts
 
 from posviz.codegen import reproduction_script, text_literal
@@ -174,22 +175,17 @@ def test_script_reproduces_posviz_bit_for_bit(
     settings = ALL_CASES[index]
     ours = _posviz_window(settings)
     theirs = script_results[index]
+    book = book_window(
+        settings.scheme,
+        seed=settings.seed,
+        emb_dim=settings.emb_dim,
+        context_length=settings.context_length,
+        token_ids=ours.token_ids,
+    )
     n = len(ours.token_ids)
-    for name in ("token_embeddings", "pos_embeddings", "input_embeddings"):
+    for name, expected in zip(NAMES, book, strict=True):
         tensor = theirs[name]
         assert tensor.shape == (n, settings.emb_dim), name
         assert tensor.dtype == torch.float32, name
         assert torch.equal(tensor, getattr(ours, name)), name
-
-
-def test_learned_script_matches_the_books_code_in_process() -> None:
-    """Independent of posviz's tables: the book's code, run here, gives the script's numbers."""
-    settings = Settings(text=VERDICT_OPENING, context_length=4, emb_dim=16, window=2, seed=123)
-    ours = _posviz_window(settings)
-    torch.manual_seed(123)
-    token_embedding_layer = torch.nn.Embedding(50257, 16)
-    pos_embedding_layer = torch.nn.Embedding(4, 16)
-    inputs = torch.tensor(encode(VERDICT_OPENING)[8:12])
-    with torch.no_grad():
-        expected = token_embedding_layer(inputs) + pos_embedding_layer(torch.arange(4))
-    assert torch.equal(ours.input_embeddings, expected)
+        assert torch.equal(tensor, expected), name  # and both are the book's numbers

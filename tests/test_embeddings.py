@@ -1,6 +1,6 @@
-"""posviz.embeddings: exactly the book's ``nn.Embedding`` tables, computed here with torch.
+"""posviz.embeddings: exactly the book's ``nn.Embedding`` tables (tests/reference.py).
 
-Reference, as in the book (sections 2.7 and 2.8)::
+Reference, as in the book (sections 2.7 and 2.8), under ``torch.random.fork_rng``::
 
     torch.manual_seed(seed)
     token_embedding_layer = torch.nn.Embedding(vocab_size, emb_dim)
@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 import torch
+from reference import book_layers, book_tables
 
 from posviz.embeddings import SeededEmbeddings
 
@@ -28,17 +29,6 @@ BOOK_2_7_WEIGHT = [
     [-1.1589, 0.3255, -0.6315],
     [-2.8400, -0.7849, -1.4096],
 ]
-
-
-def book_tables(
-    seed: int, vocab_size: int, emb_dim: int, context_length: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The book's two layers' weights, made on torch's global generator (restored after)."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        token_embedding_layer = torch.nn.Embedding(vocab_size, emb_dim)
-        pos_embedding_layer = torch.nn.Embedding(context_length, emb_dim)
-    return token_embedding_layer.weight.detach(), pos_embedding_layer.weight.detach()
 
 
 @pytest.fixture(autouse=True)
@@ -73,7 +63,7 @@ SMALL_CASES = [
 def test_every_row_equals_nn_embedding(
     seed: int, vocab_size: int, emb_dim: int, context_length: int, rows: int
 ) -> None:
-    token_weight, pos_weight = book_tables(seed, vocab_size, emb_dim, context_length)
+    token_weight, pos_weight = book_tables(seed, emb_dim, context_length, vocab_size=vocab_size)
     tables = SeededEmbeddings.create(
         seed=seed, emb_dim=emb_dim, vocab_size=vocab_size, rows_per_block=rows
     )
@@ -96,7 +86,7 @@ def test_every_row_equals_nn_embedding(
 def test_gpt2_vocabulary_rows_equal_nn_embedding(
     seed: int, emb_dim: int, context_length: int, rows: int
 ) -> None:
-    token_weight, pos_weight = book_tables(seed, GPT2_VOCAB, emb_dim, context_length)
+    token_weight, pos_weight = book_tables(seed, emb_dim, context_length, vocab_size=GPT2_VOCAB)
     tables = SeededEmbeddings.create(seed=seed, emb_dim=emb_dim, rows_per_block=rows)
     # Edges of blocks, first and last rows, repeats, any order, and a random sample.
     token_ids = [0, 1, 127, 128, 129, 255, 256, 50255, 50256, 50256, 0, 40, 367, 2885, 1464]
@@ -106,7 +96,7 @@ def test_gpt2_vocabulary_rows_equal_nn_embedding(
 
 
 def test_every_row_of_the_gpt2_table_at_d2() -> None:
-    token_weight, pos_weight = book_tables(123, GPT2_VOCAB, 2, 4)
+    token_weight, pos_weight = book_tables(123, 2, 4, vocab_size=GPT2_VOCAB)
     tables = SeededEmbeddings.create(seed=123, emb_dim=2)
     assert torch.equal(tables.token_embeddings(range(GPT2_VOCAB)), token_weight)
     assert torch.equal(tables.pos_embeddings(4), pos_weight)
@@ -115,7 +105,7 @@ def test_every_row_of_the_gpt2_table_at_d2() -> None:
 @pytest.mark.parametrize("context_length", [1, 2, 3, 4, 5, 8, 17, 100])
 def test_positional_table_comes_after_the_token_table(context_length: int) -> None:
     """Each context length is its own ``nn.Embedding(T, d)`` made right after the token table."""
-    _, pos_weight = book_tables(11, 40, 3, context_length)
+    _, pos_weight = book_tables(11, 3, context_length, vocab_size=40)
     tables = SeededEmbeddings.create(seed=11, emb_dim=3, vocab_size=40, rows_per_block=16)
     assert torch.equal(tables.pos_embeddings(context_length), pos_weight)
     # ... and it is not a table drawn from the fresh seed.
@@ -126,19 +116,17 @@ def test_positional_table_comes_after_the_token_table(context_length: int) -> No
 
 
 def test_book_section_2_7_weight_matrix() -> None:
-    token_weight, _ = book_tables(123, 6, 3, 1)
+    token_weight, _ = book_tables(123, 3, 1, vocab_size=6)
     tables = SeededEmbeddings.create(seed=123, emb_dim=3, vocab_size=6)
     weight = tables.token_embeddings(range(6))
-    torch.testing.assert_close(weight, token_weight, rtol=0, atol=0)
+    assert torch.equal(weight, token_weight)
     torch.testing.assert_close(weight, torch.tensor(BOOK_2_7_WEIGHT), rtol=0, atol=1e-4)
 
 
 def test_book_section_2_7_lookup() -> None:
     """The book's ``embedding_layer(torch.tensor([2, 3, 5, 1]))``."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(123)
-        embedding_layer = torch.nn.Embedding(6, 3)
-        expected = embedding_layer(torch.tensor([2, 3, 5, 1])).detach()
+    embedding_layer, _ = book_layers(123, 3, 1, vocab_size=6)
+    expected = embedding_layer(torch.tensor([2, 3, 5, 1])).detach()
     tables = SeededEmbeddings.create(seed=123, emb_dim=3, vocab_size=6)
     assert torch.equal(tables.token_embeddings([2, 3, 5, 1]), expected)
 

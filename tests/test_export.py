@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 import torch
+from reference import book_window
 
 from posviz.embeddings import SeededEmbeddings
 from posviz.export import figure_html, matrices_csv, matrices_npy, spreadsheet_safe
@@ -28,18 +29,14 @@ def window() -> WindowEmbeddings:
 
 
 def book_matrices() -> list[torch.Tensor]:
-    """The book's code, independently: token rows, and the sin/cos formula written here."""
-    torch.manual_seed(SEED)
-    token_embedding_layer = torch.nn.Embedding(50257, EMB_DIM)
-    with torch.no_grad():
-        token_embeddings = token_embedding_layer(torch.tensor(TOKEN_IDS))
-    pos = torch.zeros(len(TOKEN_IDS), EMB_DIM, dtype=torch.float64)
-    for p in range(len(TOKEN_IDS)):
-        for j in range(EMB_DIM):
-            angle = p / 10000 ** ((j - j % 2) / EMB_DIM)
-            pos[p, j] = np.sin(angle) if j % 2 == 0 else np.cos(angle)
-    pos_embeddings = pos.float()
-    return [token_embeddings, pos_embeddings, token_embeddings + pos_embeddings]
+    """The book's token rows and the sin/cos formula (tests/reference.py)."""
+    return book_window(
+        "sinusoidal",
+        seed=SEED,
+        emb_dim=EMB_DIM,
+        context_length=CONTEXT_LENGTH,
+        token_ids=TOKEN_IDS,
+    )
 
 
 def test_npy_is_three_float32_matrices_in_order(window: WindowEmbeddings) -> None:
@@ -49,9 +46,7 @@ def test_npy_is_three_float32_matrices_in_order(window: WindowEmbeddings) -> Non
     assert array.shape == (3, len(TOKEN_IDS), EMB_DIM)
     assert array.dtype == np.float32
     for stored, expected in zip(array, book_matrices(), strict=True):
-        np.testing.assert_allclose(stored, expected.numpy(), rtol=0, atol=1e-6)
-    assert np.array_equal(array[0], window.token_embeddings.numpy())
-    assert np.array_equal(array[2], window.input_embeddings.numpy())
+        assert np.array_equal(stored, expected.numpy())
 
 
 def test_csv_rows_hold_exact_float32_values(window: WindowEmbeddings) -> None:
@@ -73,7 +68,8 @@ def test_csv_rows_hold_exact_float32_values(window: WindowEmbeddings) -> None:
         assert np.array_equal(values, matrices[which][position].numpy())  # bit for bit
     assert [row[2] for row in body[:5]] == ["I", "␣HAD", '\'=HYPERLINK("x")', "I", '"a",\nb']
     for row, expected in zip(body[5:10], book_matrices()[1], strict=True):
-        np.testing.assert_allclose([float(v) for v in row[4:]], expected.numpy(), atol=1e-6)
+        values = np.array([np.float32(float(v)) for v in row[4:]], dtype=np.float32)
+        assert np.array_equal(values, expected.numpy())
 
 
 @pytest.mark.parametrize(

@@ -23,8 +23,7 @@ import numpy as np
 import pytest
 import streamlit as st
 import streamlit.config
-import torch
-from conftest import decode_plotly_array as decode_array
+from reference import book_window, decode_array
 from streamlit.testing.v1 import AppTest
 
 import posviz.tokenizer
@@ -38,14 +37,12 @@ DATA = ROOT / "posviz" / "data"
 def reference(
     seed: int, emb_dim: int, context_length: int, token_ids: list[int]
 ) -> list[np.ndarray]:
-    """token, positional and input embeddings of the book for ``token_ids`` (one window)."""
-    torch.manual_seed(seed)
-    token_layer = torch.nn.Embedding(50257, emb_dim)
-    pos_layer = torch.nn.Embedding(context_length, emb_dim)
-    n = min(len(token_ids), context_length)
-    tok = token_layer.weight.detach()[torch.tensor(token_ids[:n])]
-    pos = pos_layer.weight.detach()[:n]
-    return [tok.numpy(), pos.numpy(), (tok + pos).numpy()]
+    """The book's token, positional and input rows of window 0 of ``token_ids``."""
+    ids = token_ids[:context_length]
+    window = book_window(
+        "learned", seed=seed, emb_dim=emb_dim, context_length=context_length, token_ids=ids
+    )
+    return [matrix.numpy() for matrix in window]
 
 
 def assert_chart_matches(at: AppTest, seed: int, emb_dim: int, context_length: int) -> None:
@@ -57,7 +54,7 @@ def assert_chart_matches(at: AppTest, seed: int, emb_dim: int, context_length: i
     for trace, want in zip(
         spec["data"], reference(seed, emb_dim, context_length, token_ids), strict=True
     ):
-        np.testing.assert_allclose(decode_array(trace["z"]), want, rtol=1e-6, atol=1e-6)
+        assert np.array_equal(decode_array(trace["z"]), want)
 
 
 # --- tokenizer data missing or corrupted ----------------------------------------------------
@@ -253,7 +250,7 @@ def test_server_restart_reconnects_to_the_same_view(page: Any) -> None:
         page.goto(f"{server.url}/?{query}")
         page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
         for got, expected in zip(_browser_z(page), want, strict=True):
-            np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+            assert np.array_equal(got, expected)
         url_before = page.url
 
         server.stop()
@@ -271,7 +268,7 @@ def test_server_restart_reconnects_to_the_same_view(page: Any) -> None:
         page.get_by_test_id("stDialog").wait_for(state="detached", timeout=60_000)
         page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
         for got, expected in zip(_browser_z(page), want, strict=True):
-            np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+            assert np.array_equal(got, expected)
         assert f"seed={seed}" in page.url and f"emb_dim={emb_dim}" in url_before
         assert not page.dialogs
     finally:

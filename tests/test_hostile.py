@@ -1,10 +1,11 @@
 """Hostile text in the app (AppTest): every input ends in a clear message or a correct view.
 
 For each input of the corpus the app must show no exception element, and either a message
-(``st.info`` / ``st.warning`` / ``st.error``) or a chart whose numbers equal a torch reference
-computed here. Token text must never be interpreted: the chips' Markdown escapes every ASCII
-punctuation character, Plotly labels carry no raw ``<``, and no control or format character
-(bidi overrides, zero-width joiners, NUL) reaches the page unescaped.
+(``st.info`` / ``st.warning`` / ``st.error``) or a chart whose numbers equal the torch
+reference of tests/reference.py, bit for bit. Token text must never be interpreted: the chips'
+Markdown escapes every ASCII punctuation character, Plotly labels carry no raw ``<``, and no
+control or format character (bidi overrides, zero-width joiners, NUL) reaches the page
+unescaped.
 """
 
 from __future__ import annotations
@@ -12,16 +13,13 @@ from __future__ import annotations
 import html
 import json
 import re
-import string
 import unicodedata
 from collections.abc import Callable
-from functools import cache
 from typing import Any
 
 import numpy as np
 import pytest
-import torch
-from conftest import decode_plotly_array as decode_array
+from reference import book_window, decode_array, unescape_markdown
 from streamlit.testing.v1 import AppTest
 
 from posviz.token_text import WORD_JOINER
@@ -33,16 +31,7 @@ RAW_INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Zl", "Zp"}
 BADGE = re.compile(r":(blue|orange|gray)-badge\[((?:\\.|[^\\\]])*)\]")
 
 
-# --- independent references and decoders ---------------------------------------------------
-
-
-@cache
-def book_tables(seed: int, emb_dim: int, context_length: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The book's two tables: torch.manual_seed, then nn.Embedding(50257, d), nn.Embedding(T, d)."""
-    torch.manual_seed(seed)
-    token_layer = torch.nn.Embedding(50257, emb_dim)
-    pos_layer = torch.nn.Embedding(context_length, emb_dim)
-    return token_layer.weight.detach().clone(), pos_layer.weight.detach().clone()
+# --- reading the page (the references are in tests/reference.py) ---------------------------
 
 
 def chart_spec(at: AppTest) -> dict[str, Any]:
@@ -57,23 +46,6 @@ def messages(at: AppTest) -> list[str]:
 
 def markdown_text(at: AppTest) -> str:
     return "\n".join(str(e.value) for e in at.markdown)
-
-
-def strict_unescape(markdown: str) -> str:
-    """Undo Markdown backslash escapes; fail on any ASCII punctuation left unescaped."""
-    out, i = [], 0
-    while i < len(markdown):
-        ch = markdown[i]
-        if ch == "\\":
-            nxt = markdown[i + 1] if i + 1 < len(markdown) else ""
-            assert nxt in string.punctuation, f"dangling backslash in {markdown!r}"
-            out.append(nxt)
-            i += 2
-            continue
-        assert ch not in string.punctuation, f"unescaped {ch!r} in chip text {markdown!r}"
-        out.append(ch)
-        i += 1
-    return "".join(out)
 
 
 def assert_no_raw_invisible(text: str, where: str) -> None:
@@ -93,10 +65,10 @@ def chips(at: AppTest) -> list[tuple[int, str, int]]:
     for colour, content in BADGE.findall(markdown_text(at)):
         if colour == "gray":  # dropped tokens: ~~text~~
             assert content.startswith("~~") and content.endswith("~~"), content
-            strict_unescape(content[2:-2])
+            unescape_markdown(content[2:-2])
             continue
         position, text, token_id = content.split(" · ")
-        found.append((int(position), strict_unescape(text), int(token_id)))
+        found.append((int(position), unescape_markdown(text), int(token_id)))
     return found
 
 
@@ -104,16 +76,18 @@ def check_view(at: AppTest, text: str, *, seed: int, emb_dim: int, context_lengt
     """The chart and the chips of window 0 are right for ``text``."""
     token_ids = encode(text)
     n = min(len(token_ids), context_length)
-    token_table, pos_table = book_tables(seed, emb_dim, context_length)
-    expected_tok = token_table[torch.tensor(token_ids[:n])].numpy()
-    expected_pos = pos_table[:n].numpy()
+    expected = book_window(
+        "learned",
+        seed=seed,
+        emb_dim=emb_dim,
+        context_length=context_length,
+        token_ids=token_ids[:n],
+    )
     spec = chart_spec(at)
     zs = [decode_array(trace["z"]) for trace in spec["data"]]
     assert [z.shape for z in zs] == [(n, emb_dim)] * 3
-    for got, want in zip(
-        zs, (expected_tok, expected_pos, expected_tok + expected_pos), strict=True
-    ):
-        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    for got, want in zip(zs, expected, strict=True):
+        assert np.array_equal(got, want.numpy())
 
     labels = list(spec["data"][0]["y"])
     assert len(labels) == n
@@ -236,15 +210,15 @@ def test_thousands_of_windows(app_test: Callable[..., AppTest]) -> None:
     at.slider(key="window").set_value(2_999).run()
     assert not at.exception
     spec = chart_spec(at)
-    token_table, pos_table = book_tables(DEFAULT_SEED, DEFAULT_EMB_DIM, 1)
-    np.testing.assert_allclose(
-        decode_array(spec["data"][0]["z"]), token_table[[token_ids[-1]]].numpy(), atol=1e-6
+    token, _, total = book_window(
+        "learned",
+        seed=DEFAULT_SEED,
+        emb_dim=DEFAULT_EMB_DIM,
+        context_length=1,
+        token_ids=token_ids[-1:],
     )
-    np.testing.assert_allclose(
-        decode_array(spec["data"][2]["z"]),
-        (token_table[[token_ids[-1]]] + pos_table[:1]).numpy(),
-        atol=1e-6,
-    )
+    assert np.array_equal(decode_array(spec["data"][0]["z"]), token.numpy())
+    assert np.array_equal(decode_array(spec["data"][2]["z"]), total.numpy())
     assert [(p, i) for p, _, i in chips(at)] == [(0, token_ids[-1])]
 
 
@@ -268,6 +242,6 @@ def test_lecture_mode_title_escapes_the_text(app_test: Callable[..., AppTest]) -
     headings = [str(e.value) for e in at.markdown if str(e.value).startswith("## ")]
     assert headings, "lecture mode should open with the text as a heading"
     for heading in headings:
-        shown = strict_unescape(heading.removeprefix("## "))
+        shown = unescape_markdown(heading.removeprefix("## "))
         assert "<img src=x onerror=alert(1)>" in shown
         assert_no_raw_invisible(shown, "the lecture heading")

@@ -1,6 +1,6 @@
 """posviz.pipeline: one window through section 2.8's pipeline, against the book's code.
 
-Reference (the book, section 2.8)::
+Reference (the book, section 2.8; tests/reference.py)::
 
     torch.manual_seed(seed)
     token_embedding_layer = torch.nn.Embedding(vocab_size, output_dim)
@@ -12,26 +12,16 @@ Reference (the book, section 2.8)::
 
 from __future__ import annotations
 
-import math
-
 import pytest
 import torch
+from reference import book_layers, book_rope
+from reference import sinusoidal as reference_sinusoidal
 
 from posviz.embeddings import SeededEmbeddings
 from posviz.pipeline import embed_window, shapes
 from posviz.tokenizer import encode
 
 GPT2_VOCAB = 50257
-
-
-def book_layers(
-    seed: int, vocab_size: int, emb_dim: int, context_length: int
-) -> tuple[torch.nn.Embedding, torch.nn.Embedding]:
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        token_embedding_layer = torch.nn.Embedding(vocab_size, emb_dim)
-        pos_embedding_layer = torch.nn.Embedding(context_length, emb_dim)
-    return token_embedding_layer, pos_embedding_layer
 
 
 @pytest.mark.parametrize(
@@ -51,7 +41,7 @@ def test_learned_window_equals_the_book(
     token_ids = encode(text)[:context_length]
     n = len(token_ids)
     token_embedding_layer, pos_embedding_layer = book_layers(
-        seed, GPT2_VOCAB, emb_dim, context_length
+        seed, emb_dim, context_length, vocab_size=GPT2_VOCAB
     )
     with torch.no_grad():
         token_embeddings = token_embedding_layer(torch.tensor(token_ids))
@@ -76,8 +66,8 @@ def test_short_window_uses_the_first_rows_of_the_T_row_table() -> None:
     """n=3 tokens, T=8: rows 0..2 of nn.Embedding(8, d), which differ from nn.Embedding(3, d)."""
     seed, vocab_size, emb_dim = 5, 100, 5
     token_ids = [3, 99, 3]
-    _, pos_table_8 = book_layers(seed, vocab_size, emb_dim, 8)
-    _, pos_table_3 = book_layers(seed, vocab_size, emb_dim, 3)
+    _, pos_table_8 = book_layers(seed, emb_dim, 8, vocab_size=vocab_size)
+    _, pos_table_3 = book_layers(seed, emb_dim, 3, vocab_size=vocab_size)
     tables = SeededEmbeddings.create(seed=seed, emb_dim=emb_dim, vocab_size=vocab_size)
 
     view = embed_window(tables, token_ids, context_length=8)
@@ -104,7 +94,7 @@ def test_window_longer_than_context_length_raises() -> None:
 
 def test_other_schemes_are_wired_through() -> None:
     seed, emb_dim, token_ids = 3, 6, [5, 6, 7, 5]
-    token_embedding_layer, _ = book_layers(seed, 10, emb_dim, 4)
+    token_embedding_layer, _ = book_layers(seed, emb_dim, 4, vocab_size=10)
     token_embeddings = token_embedding_layer.weight.detach()[token_ids]
     tables = SeededEmbeddings.create(seed=seed, emb_dim=emb_dim, vocab_size=10)
 
@@ -113,30 +103,22 @@ def test_other_schemes_are_wired_through() -> None:
     assert torch.equal(none.pos_embeddings, torch.zeros(4, emb_dim))
 
     sinusoidal = embed_window(tables, token_ids, context_length=4, scheme="sinusoidal")
-    pe = torch.tensor(
-        [
-            [
-                (math.sin if j % 2 == 0 else math.cos)(p / 10000 ** ((j - j % 2) / emb_dim))
-                for j in range(emb_dim)
-            ]
-            for p in range(4)
-        ]
-    )
-    torch.testing.assert_close(sinusoidal.pos_embeddings, pe, rtol=0, atol=1e-6)
-    torch.testing.assert_close(
-        sinusoidal.input_embeddings, token_embeddings + pe, rtol=0, atol=1e-6
-    )
+    pe = reference_sinusoidal(4, emb_dim)
+    assert torch.equal(sinusoidal.pos_embeddings, pe)
+    assert torch.equal(sinusoidal.input_embeddings, token_embeddings + pe)
 
     rope = embed_window(tables, token_ids, context_length=4, scheme="rope")
+    cos, rotated = book_rope(token_embeddings)
     assert torch.equal(rope.token_embeddings, token_embeddings)
-    torch.testing.assert_close(rope.input_embeddings.norm(dim=1), token_embeddings.norm(dim=1))
+    assert torch.equal(rope.pos_embeddings, cos)
+    assert torch.equal(rope.input_embeddings, rotated)
     assert torch.equal(rope.input_embeddings[0], token_embeddings[0])  # position 0: angle 0
 
 
 def test_book_2_8_shapes_match_torch() -> None:
     """The book's tensors built here with torch; shapes() must print their shapes."""
     token_ids = list(range(1000, 1032))
-    token_embedding_layer, pos_embedding_layer = book_layers(123, GPT2_VOCAB, 256, 4)
+    token_embedding_layer, pos_embedding_layer = book_layers(123, 256, 4, vocab_size=GPT2_VOCAB)
     with torch.no_grad():
         inputs = torch.tensor(token_ids).view(8, 4)
         token_embeddings = token_embedding_layer(inputs)

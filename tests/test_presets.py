@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 import torch
+from reference import book_layers
 
 from posviz.batching import make_batch
 from posviz.config import Settings, validate
@@ -84,10 +85,7 @@ def test_book_2_8_preset_gives_the_books_batch_and_shapes() -> None:
     assert list(batch.dropped) == [] and batch.skipped == 0
 
     # The book's shapes, from the book's code run here.
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(settings.seed)
-        token_embedding_layer = torch.nn.Embedding(50257, 256)
-        pos_embedding_layer = torch.nn.Embedding(4, 256)
+    token_embedding_layer, pos_embedding_layer = book_layers(settings.seed, 256, 4)
     with torch.no_grad():
         token_embeddings = token_embedding_layer(inputs)
         pos_embeddings = pos_embedding_layer(torch.arange(4))

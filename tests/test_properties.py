@@ -18,6 +18,7 @@ import hypothesis.strategies as st
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
+from reference import book_tables
 
 from posviz.batching import make_batch
 from posviz.config import (
@@ -91,16 +92,6 @@ def test_lone_surrogates_become_replacement_characters(text: str) -> None:
 # --- windows and embeddings ---------------------------------------------------------------
 
 
-@cache
-def book_tables(
-    seed: int, emb_dim: int, vocab_size: int, context_length: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    torch.manual_seed(seed)
-    token_layer = torch.nn.Embedding(vocab_size, emb_dim)
-    pos_layer = torch.nn.Embedding(context_length, emb_dim)
-    return token_layer.weight.detach().clone(), pos_layer.weight.detach().clone()
-
-
 @MANY
 @given(
     token_ids=st.lists(st.integers(0, VOCAB - 1), max_size=300),
@@ -147,23 +138,22 @@ def test_embed_window_equals_the_book(
     token_ids = data.draw(st.lists(st.integers(0, vocab_size - 1), max_size=context_length))
     tables = SeededEmbeddings.create(seed=seed, emb_dim=emb_dim, vocab_size=vocab_size)
     view = embed_window(tables, token_ids, context_length=context_length)
-    token_weight, pos_weight = book_tables(seed, emb_dim, vocab_size, context_length)
+    token_weight, pos_weight = book_tables(seed, emb_dim, context_length, vocab_size=vocab_size)
     n = len(token_ids)
     for matrix in (view.token_embeddings, view.pos_embeddings, view.input_embeddings):
         assert matrix.shape == (n, emb_dim)
         assert matrix.dtype == torch.float32
         assert bool(torch.isfinite(matrix).all())
     expected_tok = token_weight[torch.tensor(token_ids, dtype=torch.long)]
-    torch.testing.assert_close(view.token_embeddings, expected_tok, rtol=0, atol=0)
-    torch.testing.assert_close(view.pos_embeddings, pos_weight[:n], rtol=0, atol=0)
-    torch.testing.assert_close(view.input_embeddings, expected_tok + pos_weight[:n])
+    assert torch.equal(view.token_embeddings, expected_tok)
+    assert torch.equal(view.pos_embeddings, pos_weight[:n])
+    assert torch.equal(view.input_embeddings, expected_tok + pos_weight[:n])
 
 
 @cache
 def gpt2_tables(seed: int) -> tuple[SeededEmbeddings, torch.Tensor]:
     """Module-wide d=8 GPT-2 table: the posviz checkpoints and torch's whole weight."""
-    torch.manual_seed(seed)
-    weight = torch.nn.Embedding(VOCAB, 8).weight.detach().clone()
+    weight, _ = book_tables(seed, 8, 1)
     return SeededEmbeddings.create(seed=seed, emb_dim=8), weight
 
 
@@ -322,8 +312,3 @@ def test_make_batch_rejects_bad_sizes(context_length: int, stride: int) -> None:
         make_batch([1, 2, 3], context_length=context_length, stride=stride)
     with pytest.raises(SettingsError, match=re.escape(str(context_length))):
         make_batch([1, 2, 3], context_length=stride, stride=context_length)
-
-
-def test_settings_error_is_the_documented_value_error() -> None:
-    assert issubclass(SettingsError, ValueError)
-    assert "value" in (SettingsError.__doc__ or "")

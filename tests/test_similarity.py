@@ -12,6 +12,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import cosine_similarity as reference_similarity
 
 from posviz.config import SCHEMES, Scheme
 from posviz.embeddings import SeededEmbeddings
@@ -26,12 +27,6 @@ from posviz.token_text import visible
 from posviz.tokenizer import encode, token_bytes
 
 ROSE = "A rose is a rose is a rose."
-
-
-def reference_similarity(matrix: torch.Tensor) -> torch.Tensor:
-    """torch's pairwise cosine similarity, in float64, for rows that are not zero."""
-    rows = matrix.double()
-    return F.cosine_similarity(rows[:, None, :], rows[None, :, :], dim=-1)
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 import torch
+from reference import book_window
 
 from posviz.config import Settings, SettingsError
 from posviz.presets import VERDICT_OPENING
@@ -13,19 +14,6 @@ from posviz.view import build_view
 
 # The book, section 2.8: the first batch over The Verdict (max_length=4, stride=4).
 VERDICT_WINDOW_2 = (10899, 2138, 257, 7026)
-
-
-def book_input_embeddings(
-    seed: int, emb_dim: int, ids: Sequence[int], context_length: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """``torch.manual_seed`` + the two ``nn.Embedding`` tables + their sum, as the book does,
-    on a forked global RNG."""
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
-        torch.manual_seed(seed)
-        token_layer = torch.nn.Embedding(50257, emb_dim)
-        pos_layer = torch.nn.Embedding(context_length, emb_dim)
-        token = token_layer(torch.tensor(ids))
-        return token, token + pos_layer(torch.arange(len(ids)))
 
 
 def test_a_view_is_the_books_window() -> None:
@@ -38,8 +26,11 @@ def test_a_view_is_the_books_window() -> None:
     assert view.token_ids == VERDICT_WINDOW_2
     assert view.token_texts == ("burn", "␣rather", "␣a", "␣cheap")
     assert view.embeddings is not None
-    token, total = book_input_embeddings(123, 16, VERDICT_WINDOW_2, 4)
+    token, position, total = book_window(
+        "learned", seed=123, emb_dim=16, context_length=4, token_ids=VERDICT_WINDOW_2
+    )
     assert torch.equal(view.embeddings.token_embeddings, token)
+    assert torch.equal(view.embeddings.pos_embeddings, position)
     assert torch.equal(view.embeddings.input_embeddings, total)
 
 
