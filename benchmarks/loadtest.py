@@ -1,455 +1,881 @@
-"""Lecture-hall load test: many students at once on one `streamlit run app.py`.
+"""The lecture-hall load test: posviz on the real `streamlit run`, judged against its targets.
 
-    python benchmarks/loadtest.py --sessions 60
+    python benchmarks/loadtest.py                      # every scenario, one deadline (30 min)
+    python benchmarks/loadtest.py --only steady,flood  # some scenarios
+    python benchmarks/loadtest.py --quick              # small counts: a smoke run (targets that
+                                                       # need more samples say so)
 
-Starts the real server on 127.0.0.1 (loopback only, a free port), opens ``--sessions``
-concurrent sessions over Streamlit's own websocket protocol (``/_stcore/stream``, the
-``BackMsg``/``ForwardMsg`` protobufs the browser speaks), and makes every session do the same
-sequence of interactions at the same moment, each with its OWN settings:
+It starts its own servers on 127.0.0.1 (free ports; ``devtools.server``; HAProxy replicas via
+``deploy/scaleout.py``), drives them with Streamlit's websocket protocol as browsers do
+(``devtools.client``), stops every process it started by PID, and prints one table:
+target | measured | met?, with this machine's load (``os.getloadavg()``).
 
-1. ``open``: load the app from a link with its own text, seed, emb_dim and context length.
-   Half the sessions share one (seed, emb_dim) that no one has used yet, so ~30 sessions build
-   the same cached table at the same time (concurrent first use).
-2. ``seed``: type a new seed;  3. ``emb_dim``: move the slider;  4. ``text``: paste a new text;
-5. ``context_length``: move the slider.
+Scenarios (issue 8):
 
-Between steps 3 and 4 an extra connection sends Streamlit's ``clear_cache`` message (the one
-the "Clear cache" menu item sends, which empties the process-wide caches of every user), so
-the later steps also run with a cold cache.
+* ``steady``: many sessions on the default view click around (seed, scheme, d) for 1,000
+  reruns. Server CPU per rerun from ``/proc/<pid>/stat`` (target <= 25 ms), and RSS flat over
+  the 1,000 reruns (growth from rerun 200 to the end <= 10 MB).
+* ``cold``: 60 sessions open their own link at the same instant on a fresh server: peak RSS
+  (``VmHWM``) <= 600 MB, first view p95 <= 5 s, 0 errors. Then a client empties every cache
+  (Streamlit's ``clear_cache`` message) and everyone does one more step: still the right numbers.
+* ``flood``: one client sends 10,000 rerun requests without reading any answer while 4 other
+  sessions keep working: health endpoint <= 0.5 s during the flood, the others' reruns p95 <=
+  1 s, and back to normal (every rerun and health probe normal) within 3 s after it.
+* ``balancer``: the same closed-loop work (8 sessions) on one replica, then on 2 replicas
+  behind HAProxy: >= 1.7x the reruns/s, p95 <= 0.5 s, 0 errors.
+* ``failover``: 2 replicas behind HAProxy, one SIGKILLed mid-run: every student on it
+  reconnects (same URL, same cookie, as a browser does), lands on the other replica and gets the
+  same numbers back.
 
-It reports p50/p95/max latency per interaction (request sent -> ``script_finished``
-received), errors (exceptions, ``st.error``, timeouts, protocol problems: must be 0), the
-server's peak RSS (VmHWM, polled from /proc), and checks that every session got its own
-numbers: each chart's three ``z`` arrays are decoded and compared with torch's
-``manual_seed`` + ``nn.Embedding`` for that session's settings (no cross-talk). It is bounded:
-at most 200 sessions, one deadline for the whole run (``--timeout``), and it always stops the
-server it started.
+Correctness, in every scenario: each chart's three ``z`` arrays are compared bit for bit with
+the book's computation (``devtools.reference``: tiktoken's own ``gpt2`` encoding, never posviz's
+tokenizer; ``torch.manual_seed`` + ``nn.Embedding``; window start = window * stride; each
+scheme's formula), and the token chips (position, text, id) with tiktoken's tokens. Every step
+of every student's plan changes the expected chart (checked when the plan is made), so a stale
+chart cannot pass; plans use windows > 0, strides != T and every scheme.
 
-Why the protocol and not 60 headless Chromium pages: this machine has 2 cores. Sixty
-Chromium renderers (each ~150 MB, and Plotly drawing three heatmaps on every rerun) would
-saturate the CPU themselves and measure the browsers, not the server. The websocket client
-sends exactly what a browser sends for each interaction, and lets the test read back the
-chart's numbers for the cross-talk check. The browser path itself is covered by the Playwright
-tests in tests/.
+Why a protocol client and not 60 Chromium tabs: on 2 cores, 60 renderers would measure the
+browsers, not the server. The client sends what the browser sends (``BackMsg`` with the widget
+states) and reads what it receives (``ForwardMsg``); the browser path itself is covered by the
+Playwright tests. Wall-clock numbers depend on what else runs on the machine: the load average
+is printed next to them; CPU per rerun is measured on the server process itself.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
 import json
+import math
 import os
-import resource
-import statistics
 import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import numpy as np
-import torch
-import websocket  # websocket-client
-from streamlit.elements.lib.utils import user_key_from_element_id
-from streamlit.proto.Alert_pb2 import Alert
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))  # `python benchmarks/loadtest.py`: import deploy, devtools
 
-from devtools.server import start_server  # noqa: E402
-from posviz.tokenizer import encode  # noqa: E402
+from deploy.scaleout import Cluster, start_cluster  # noqa: E402
+from devtools.client import Run, SessionLost, StreamlitSession  # noqa: E402
+from devtools.reference import (  # noqa: E402
+    SCHEMES,
+    View,
+    chart_problems,
+    chip_problems,
+    panels,
+    token_ids,
+)
+from devtools.server import Server, start_server  # noqa: E402
 
 MAX_SESSIONS = 200
-STEPS = ("open", "seed", "emb_dim", "text", "context_length")
-SHARED_SEED, SHARED_EMB_DIM = 4242, 96  # the table half the sessions first use together
-WORDS = [
-    "every",
-    "effort",
-    "moves",
-    "you",
-    "a",
-    "rose",
-    "is",
-    "the",
-    "verdict",
-    "gisburn",
-    "tea",
-    "sunlit",
-    "terraces",
-    "place",
-]
+SCENARIOS = ("steady", "cold", "flood", "balancer", "failover")
+DEFAULT_VIEW = View(text="A rose is a rose is a rose.")  # the app's defaults (posviz Settings)
+TEXTS = (
+    "Every effort moves you forward. The verdict: Gisburn had painted a rose, a rose, a rose; "
+    "see https://example.com or mail a@b.org. <b>Bold</b> *stars* and [links](x) stay text.",
+    "Hello, do you like tea? <|endoftext|> In the sunlit terraces of someunknownPlace, 42 "
+    "visitors counted 1,024 tiles while the gardener wrote emb_dim=768 and context_length=1024.",
+    "Self-attention is blind to order: the same token gets the same vector wherever it stands.\n"
+    "Positional embeddings, learned or sinusoidal, add what the position means; RoPE rotates.",
+)
+STUDENT_MOVES = ("seed", "window", "scheme", "stride", "emb_dim", "window", "text", "scheme",
+                 "context_length", "scheme")  # fmt: skip
+DEFAULT_VIEW_MOVES = ("seed", "scheme", "emb_dim", "scheme")  # what the default view offers
+PLAN_STEPS = 800  # steps planned per student for timed runs (a student stops when done)
 
 
-# --- server -----------------------------------------------------------------------------
+# --- plans: what each student does, and what the chart must then show ----------------------
 
 
-class MemoryWatch(threading.Thread):
-    """Polls /proc/<pid>/status: the largest VmRSS seen and the kernel's VmHWM."""
+@dataclass(frozen=True)
+class Step:
+    """One interaction: open the link (``key`` None) or set widget ``key`` to ``value``."""
 
-    def __init__(self, pid: int) -> None:
-        super().__init__(daemon=True)
-        self.pid, self.peak_rss_kb, self.hwm_kb, self.start_rss_kb = pid, 0, 0, 0
-        self.stop = threading.Event()
-
-    def read(self) -> dict[str, int]:
-        values = {}
-        with open(f"/proc/{self.pid}/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith(("VmRSS:", "VmHWM:")):
-                    name, amount = line.split(":")
-                    values[name] = int(amount.split()[0])
-        return values
-
-    def run(self) -> None:
-        self.start_rss_kb = self.read().get("VmRSS", 0)
-        while not self.stop.wait(0.1):
-            try:
-                values = self.read()
-            except OSError:
-                return
-            self.peak_rss_kb = max(self.peak_rss_kb, values.get("VmRSS", 0))
-            self.hwm_kb = max(self.hwm_kb, values.get("VmHWM", 0))
+    key: str | None
+    value: Any
+    view: View  # what the app must show afterwards
 
 
-# --- one simulated student -----------------------------------------------------------------
+def num_windows(view: View) -> int:
+    n, t = len(token_ids(view.text)), view.context_length
+    return 1 if n <= t else (n - t) // view.effective_stride + 1
+
+
+def _differs(a: View, b: View) -> bool:
+    """True if the reference charts of ``a`` and ``b`` differ in any bit."""
+    return any(
+        x.shape != y.shape or not np.array_equal(x.view(np.uint32), y.view(np.uint32))
+        for x, y in zip(panels(a), panels(b), strict=True)
+    )
+
+
+def _candidates(view: View, key: str, start: View) -> Iterator[tuple[Any, View]]:
+    """Values a student might set ``key`` to, with the view the app then shows.
+
+    Seeds and dimensions toggle between two values (the start's and one more), so a student
+    revisits a few tables, as students do, and the reference's table cache stays small.
+    """
+    t = view.context_length
+    if key == "seed":
+        seed = start.seed + 1 if view.seed == start.seed else start.seed
+        yield seed, replace(view, seed=seed)
+    elif key == "emb_dim":
+        emb_dim = start.emb_dim + 2 if view.emb_dim == start.emb_dim else start.emb_dim
+        yield emb_dim, replace(view, emb_dim=emb_dim)
+    elif key == "scheme":
+        first = SCHEMES.index(view.scheme)
+        for offset in range(1, len(SCHEMES)):
+            scheme = SCHEMES[(first + offset) % len(SCHEMES)]
+            yield scheme, replace(view, scheme=scheme)
+    elif key == "window":
+        windows = num_windows(view)
+        for offset in range(1, windows):
+            window = (view.window + offset) % windows
+            yield window, replace(view, window=window)
+    elif key == "stride":
+        for stride in (t + 1, t - 1, t // 2 + 1, t + 3):
+            if 1 <= stride != t and stride != view.stride:
+                yield stride, replace(view, stride=stride)
+    elif key == "text":
+        first = TEXTS.index(view.text) if view.text in TEXTS else -1
+        for offset in range(1, len(TEXTS) + 1):
+            text = TEXTS[(first + offset) % len(TEXTS)]
+            if text != view.text:
+                yield text, replace(view, text=text)
+    elif key == "context_length":  # the app then sets stride = T and window = 0
+        for new_t in (start.context_length + 2, start.context_length):
+            if new_t != t and 2 <= new_t <= 24:
+                yield new_t, replace(view, context_length=new_t, stride=None, window=0)
+    else:
+        raise ValueError(f"unknown move {key!r}")
+
+
+def _valid(view: View) -> bool:
+    return view.window < num_windows(view) and (view.scheme != "rope" or view.emb_dim % 2 == 0)
+
+
+def make_plan(start: View, length: int, moves: Sequence[str], offset: int = 0) -> list[Step]:
+    """``length`` steps from opening ``start``; each one changes the expected chart."""
+    if not _valid(start):
+        raise ValueError(f"invalid start view {start}")
+    steps = [Step(None, None, start)]
+    view, attempt = start, offset
+    while len(steps) < length:
+        if attempt - offset > 10 * length * len(moves):
+            raise RuntimeError(f"cannot plan {length} steps from {start}")
+        key = moves[attempt % len(moves)]
+        attempt += 1
+        for value, new in _candidates(view, key, start):
+            if _valid(new) and _differs(view, new):
+                steps.append(Step(key, value, new))
+                view = new
+                break
+    return steps
+
+
+def student_start(index: int, *, shared: bool = False) -> View:
+    """A distinct first view for student ``index``: windows > 0, strides != T, every scheme."""
+    text = TEXTS[index % len(TEXTS)]
+    t = 4 + index % 9
+    stride = (None, t + 1, t - 1, t // 2 + 1)[index % 4]
+    view = View(
+        text=text,
+        context_length=t,
+        emb_dim=48 if shared else 8 + 2 * (index % 12),
+        seed=4242 if shared else 1_000 + index,
+        stride=None if stride == t else stride,
+        scheme=SCHEMES[index % len(SCHEMES)],
+    )
+    return replace(view, window=(index // 2) % num_windows(view))
+
+
+def link(view: View) -> dict[str, str]:
+    """The URL query that opens ``view`` (as a student's link would)."""
+    query = {
+        "text": view.text,
+        "context_length": str(view.context_length),
+        "emb_dim": str(view.emb_dim),
+        "seed": str(view.seed),
+        "window": str(view.window),
+        "scheme": view.scheme,
+    }
+    if view.stride is not None:
+        query["stride"] = str(view.stride)
+    return query
+
+
+# --- students -------------------------------------------------------------------------------
+
+
+class PlanExhausted(RuntimeError):
+    """A student did every step of its plan (make longer plans for longer runs)."""
 
 
 @dataclass
-class View:
-    """What a session asked for, and the chart it got back."""
+class Record:
+    """One completed interaction: what was expected, what came back, when."""
 
-    step: str
-    seed: int
-    emb_dim: int
-    context_length: int
-    text: str
-    latency: float = 0.0
-    z: list[np.ndarray] = field(default_factory=list)
+    view: View
+    run: Run
+    started: float
+    finished: float
+    reconnect: bool = False
 
 
-def plan_for(index: int) -> list[dict[str, Any]]:
-    """The settings of session ``index`` at each step (distinct from every other session)."""
-    shared = index % 2 == 0
-    words = " ".join(WORDS[(index + k) % len(WORDS)] for k in range(6 + index % 5))
-    first = {
-        "seed": SHARED_SEED if shared else 1_000 + index,
-        "emb_dim": SHARED_EMB_DIM if shared else 24 + 8 * (index % 6),
-        "context_length": 8 + index % 9,
-        "text": f"Student {index} reads: {words}, {index * 37}.",
-    }
-    seed = {**first, "seed": 50_000 + 7 * index}
-    emb_dim = {**seed, "emb_dim": 16 + 8 * (index % 12)}
-    text = {**emb_dim, "text": f"<b>{index}</b> pasted: {words.upper()} #{index} <|endoftext|>"}
-    context_length = {**text, "context_length": 3 + index % 13}
-    return [first, seed, emb_dim, text, context_length]
+@dataclass
+class Student:
+    """A browser tab following its plan; records every run, never hides an error."""
 
+    base_url: str
+    index: int
+    plan: list[Step]
+    timeout: float = 120.0
+    records: list[Record] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    reconnects: list[float] = field(default_factory=list)  # seconds to get the view back
+    failed: list[float] = field(default_factory=list)  # start times of steps that failed
+    notes: list[str] = field(default_factory=list)
+    position: int = 0  # next step of the plan
+    session: StreamlitSession = field(init=False)
 
-def decode_array(value: Any) -> np.ndarray:
-    if isinstance(value, dict):
-        data = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        shape = [int(s) for s in str(value.get("shape", len(data))).split(",")]
-        return data.reshape(shape)
-    return np.asarray(value, dtype=np.float32)
+    def __post_init__(self) -> None:
+        self.session = StreamlitSession(self.base_url, timeout=self.timeout)
 
+    @property
+    def view(self) -> View:
+        return self.plan[max(self.position - 1, 0)].view
 
-class Session:
-    """A websocket session that behaves like the browser for the widgets it touches."""
+    def step(self) -> Record:
+        """Do the next step of the plan."""
+        if self.position >= len(self.plan):
+            raise PlanExhausted(f"session {self.index} did all {len(self.plan)} steps")
+        step = self.plan[self.position]
+        started = time.monotonic()
+        if step.key is None:
+            run = self.session.open(link(step.view))
+        else:
+            run = self.session.change(step.key, step.value)
+        record = Record(step.view, run, started, time.monotonic())
+        self.records.append(record)
+        self.position += 1
+        return record
 
-    def __init__(self, port: int, index: int, timeout: float) -> None:
-        self.port, self.index, self.timeout = port, index, timeout
-        self.widget_ids: dict[str, str] = {}  # user key -> element id
-        self.widget_states: dict[str, Any] = {}  # element id -> WidgetState we keep sending
-        self.query_string = ""
-        self.views: list[View] = []
-        self.errors: list[str] = []
-        self.ws: websocket.WebSocket | None = None
+    def recover(self) -> Record:
+        """The socket died: reconnect to the same URL and cookie; expect the URL's view."""
+        in_flight = self.plan[self.position] if self.position < len(self.plan) else None
+        done = self.records[-1] if self.records else None
+        expected = self.view
+        if in_flight is not None and (
+            done is None or self.session.query_string != done.run.query_string
+        ):  # the link was opened, or the app had already written the in-flight step's URL
+            expected, self.position = in_flight.view, self.position + 1
+        started = time.monotonic()
+        run = self.session.reconnect()
+        record = Record(expected, run, started, time.monotonic(), reconnect=True)
+        self.records.append(record)
+        self.reconnects.append(record.finished - started)
+        return record
 
-    def connect(self) -> None:
-        self.ws = websocket.create_connection(
-            f"ws://127.0.0.1:{self.port}/_stcore/stream",
-            subprotocols=["streamlit"],
-            origin=f"http://127.0.0.1:{self.port}",
-            timeout=self.timeout,
-        )
+    def work(self, until: float, *, steps: int | None = None, may_reconnect: bool = False) -> None:
+        """Follow the plan until ``until`` (monotonic) or ``steps`` steps; record errors."""
+        done = 0
+        try:
+            while time.monotonic() < until and (steps is None or done < steps):
+                if self.position >= len(self.plan):
+                    self.notes.append(f"session {self.index}: plan of {len(self.plan)} done")
+                    return
+                try:
+                    self.step()
+                except SessionLost as lost:
+                    if not may_reconnect:
+                        raise
+                    self.errors.append(f"(expected) session {self.index} lost: {lost}")
+                    self.recover()
+                done += 1
+        except Exception as error:  # counted and reported, never hidden
+            self.failed.append(time.monotonic())
+            self.errors.append(f"session {self.index}: {type(error).__name__}: {error}")
 
     def close(self) -> None:
-        if self.ws is not None:
-            self.ws.close()
-
-    def send_rerun(self) -> None:
-        assert self.ws is not None
-        message = BackMsg()
-        state = message.rerun_script
-        state.query_string = self.query_string
-        state.page_script_hash = ""
-        for widget_state in self.widget_states.values():
-            state.widget_states.widgets.append(widget_state)
-        self.ws.send_binary(message.SerializeToString())
-
-    def clear_cache(self) -> None:
-        assert self.ws is not None
-        message = BackMsg()
-        message.clear_cache = True
-        self.ws.send_binary(message.SerializeToString())
-
-    def set_widget(self, key: str, value: Any) -> None:
-        from streamlit.proto.WidgetStates_pb2 import WidgetState
-
-        widget_id = self.widget_ids[key]
-        state = WidgetState(id=widget_id)
-        if key == "text":
-            state.string_value = value
-        elif key == "seed":
-            state.double_value = float(value)  # st.number_input's value_type
-        else:  # sliders send [value]
-            state.double_array_value.data.append(float(value))
-        self.widget_states[widget_id] = state
-
-    def receive_run(self) -> dict[str, Any]:
-        """Read ForwardMsgs until the script run finishes; return what the run showed."""
-        assert self.ws is not None
-        shown: dict[str, Any] = {"chart": None, "errors": []}
-        while True:
-            raw = self.ws.recv()
-            if isinstance(raw, str):
-                continue
-            message = ForwardMsg()
-            message.ParseFromString(raw)
-            kind = message.WhichOneof("type")
-            if kind == "ref_hash":
-                shown["errors"].append("got a cached-message reference it cannot resolve")
-            elif kind == "page_info_changed":
-                self.query_string = message.page_info_changed.query_string
-            elif kind == "delta" and message.delta.WhichOneof("type") == "new_element":
-                self._read_element(message.delta.new_element, shown)
-            elif kind == "script_finished":
-                status = message.script_finished
-                if status == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
-                    continue
-                if status != ForwardMsg.FINISHED_SUCCESSFULLY:
-                    shown["errors"].append(f"script finished with status {status}")
-                return shown
-
-    def _read_element(self, element: Any, shown: dict[str, Any]) -> None:
-        kind = element.WhichOneof("type")
-        if kind is None:
-            return
-        proto = getattr(element, kind)
-        widget_id = getattr(proto, "id", "")
-        if widget_id:
-            key = user_key_from_element_id(widget_id)
-            if key:
-                self.widget_ids[key] = widget_id
-        if kind == "plotly_chart":
-            shown["chart"] = proto.spec
-        elif kind == "exception":
-            shown["errors"].append(f"exception element: {proto.message[:200]}")
-        elif kind == "alert" and proto.format == Alert.ERROR:
-            shown["errors"].append(f"st.error: {proto.body[:200]}")
-
-    def interact(self, step: str, settings: dict[str, Any]) -> None:
-        started = time.perf_counter()
-        if step == "open":
-            self.query_string = urlencode({k: str(v) for k, v in settings.items()})
-            self.connect()
-        else:
-            self.set_widget(step, settings[step])
-        self.send_rerun()
-        shown = self.receive_run()
-        latency = time.perf_counter() - started
-        view = View(step=step, latency=latency, **settings)
-        if shown["chart"] is None:
-            shown["errors"].append("no chart in this run")
-        else:
-            spec = json.loads(shown["chart"])
-            view.z = [decode_array(trace["z"]).astype(np.float32) for trace in spec["data"]]
-        self.errors.extend(f"session {self.index} {step}: {e}" for e in shown["errors"])
-        self.views.append(view)
+        self.session.close()
 
 
-# --- orchestration ---------------------------------------------------------------------
+def verify(students: Sequence[Student]) -> tuple[int, int, list[str]]:
+    """Every recorded chart and chip row against the reference.
+
+    Returns (runs checked, runs with a problem, the problems).
+    """
+    checked, bad, problems = 0, 0, []
+    for student in students:
+        for record in student.records:
+            run, view = record.run, record.view
+            where = (
+                f"session {student.index} step {view.scheme}/w{view.window}/T{view.context_length}"
+            )
+            found = list(run.errors)
+            if run.chart is None:
+                found.append("no chart in this run")
+            else:
+                found += chart_problems(run.chart, view) + chip_problems(run.markdown, view)
+            checked += 1
+            bad += bool(found)
+            problems += [f"{where}: {p}" for p in found]
+    return checked, bad, problems
 
 
-def run_sessions(
-    port: int, sessions: int, timeout: float, deadline: float, spread: float
-) -> list[Session]:
-    students = [Session(port, index, timeout) for index in range(sessions)]
-    plans = [plan_for(index) for index in range(sessions)]
-    barrier = threading.Barrier(sessions + 1)  # every step starts for everyone at once
-    clear_done = threading.Event()
+def real_errors(students: Sequence[Student]) -> list[str]:
+    return [e for s in students for e in s.errors if not e.startswith("(expected)")]
 
-    def student(session: Session, plan: list[dict[str, Any]]) -> None:
+
+def run_together(students: Sequence[Student], work: Callable[[Student], None]) -> None:
+    """Run ``work(student)`` in one thread each, all released at the same instant."""
+    barrier = threading.Barrier(len(students))
+
+    def body(student: Student) -> None:
         try:
-            for step, settings in zip(STEPS, plan, strict=True):
-                barrier.wait(timeout=max(1.0, deadline - time.monotonic()))
-                if step == "text":
-                    clear_done.wait(timeout=max(1.0, deadline - time.monotonic()))
-                # arrivals: all at once (spread 0), or evenly over `spread` seconds
-                time.sleep(spread * session.index / sessions)
-                session.interact(step, settings)
-        except Exception as error:  # counted and reported, never hidden
-            session.errors.append(f"session {session.index}: {type(error).__name__}: {error}")
-            barrier.abort()
-        finally:
-            session.close()
+            barrier.wait(timeout=120)
+        except threading.BrokenBarrierError as error:
+            student.errors.append(f"session {student.index}: start barrier broken: {error}")
+            return
+        work(student)
 
-    threads = [
-        threading.Thread(target=student, args=(s, p), daemon=True)
-        for s, p in zip(students, plans, strict=True)
-    ]
+    threads = [threading.Thread(target=body, args=(s,), daemon=True) for s in students]
     for thread in threads:
         thread.start()
-    janitor = Session(port, -1, timeout)
-    try:
-        for step in STEPS:
-            barrier.wait(timeout=max(1.0, deadline - time.monotonic()))
-            if step == "text":  # all emb_dim runs are done once everyone is at this barrier
-                janitor.connect()
-                janitor.clear_cache()
-                clear_done.set()
-    except threading.BrokenBarrierError:
-        clear_done.set()
     for thread in threads:
-        thread.join(timeout=max(1.0, deadline - time.monotonic()))
-    janitor.close()
-    hung = [s.index for s, t in zip(students, threads, strict=True) if t.is_alive()]
-    for index in hung:
-        students[index].errors.append(f"session {index}: still running at the deadline")
-    return students
+        thread.join(timeout=3600)
 
 
-def reference(view: View) -> list[np.ndarray]:
-    torch.manual_seed(view.seed)
-    token_layer = torch.nn.Embedding(50257, view.emb_dim)
-    pos_layer = torch.nn.Embedding(view.context_length, view.emb_dim)
-    token_ids = encode(view.text)[: view.context_length]  # window 0
-    tok = token_layer.weight.detach()[torch.tensor(token_ids)]
-    pos = pos_layer.weight.detach()[: len(token_ids)]
-    return [tok.numpy(), pos.numpy(), (tok + pos).numpy()]
-
-
-def verify(students: list[Session]) -> list[str]:
-    """Each chart equals torch's reference for that session's own settings."""
-    problems = []
-    for session in students:
-        for view in session.views:
-            if not view.z:
-                continue
-            for panel, (got, want) in enumerate(zip(view.z, reference(view), strict=True)):
-                if got.shape != want.shape or not np.allclose(got, want, rtol=1e-6, atol=1e-6):
-                    problems.append(
-                        f"session {session.index} {view.step}: panel {panel} differs from "
-                        f"torch (seed {view.seed}, emb_dim {view.emb_dim}, "
-                        f"T {view.context_length}); shapes {got.shape} vs {want.shape}"
-                    )
-    return problems
+# --- the server side: CPU and memory from /proc -------------------------------------------
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process ``pid`` so far (from /proc/<pid>/stat)."""
+    """User + system CPU time of process ``pid`` so far (``/proc/<pid>/stat``)."""
     with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def percentile(values: list[float], fraction: float) -> float:
+def memory_kb(pid: int) -> dict[str, int]:
+    """``VmRSS`` and ``VmHWM`` (peak) of process ``pid`` in kB."""
+    values = {}
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                name, amount = line.split(":")
+                values[name] = int(amount.split()[0])
+    return values
+
+
+class Watch(threading.Thread):
+    """Polls a server's RSS every 0.1 s, with a caller-supplied progress counter."""
+
+    def __init__(self, pid: int, progress: Callable[[], int]) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.progress = pid, progress
+        self.samples: list[tuple[float, int, int]] = []  # (time, progress, VmRSS kB)
+        self.hwm_kb = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.1):
+            try:
+                values = memory_kb(self.pid)
+            except OSError:
+                return
+            self.samples.append((time.monotonic(), self.progress(), values.get("VmRSS", 0)))
+            self.hwm_kb = max(self.hwm_kb, values.get("VmHWM", 0))
+
+    def finish(self) -> None:
+        self.stop.set()
+        self.join(timeout=5)
+
+
+def log_errors(*logs: Path | None) -> list[str]:
+    """Tracebacks in the servers' logs (an exception the user never saw is still an error)."""
+    found = []
+    for log in logs:
+        if log is not None and log.exists():
+            text = log.read_text(encoding="utf-8", errors="replace")
+            found += [
+                f"{log.name}: {line[:200]}" for line in text.splitlines() if "Traceback" in line
+            ]
+    return found
+
+
+# --- statistics and the report ------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """Nearest-rank percentile (``fraction`` 0.95 -> p95); NaN for no values."""
+    if not values:
+        return math.nan
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sessions", type=int, default=60, help="concurrent sessions (<=200)")
-    parser.add_argument("--timeout", type=float, default=600, help="deadline for the whole run, s")
-    parser.add_argument(
-        "--warm",
-        action="store_true",
-        help="open the app once before the sessions (the lecturer's check before class)",
+@dataclass
+class Row:
+    scenario: str
+    target: str
+    measured: str
+    met: bool | None  # None: not judged (too few samples, or not run)
+
+
+@dataclass
+class Report:
+    rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, scenario: str, target: str, measured: str, met: bool | None) -> None:
+        self.rows.append(Row(scenario, target, measured, met))
+        flag = {True: "yes", False: "NO", None: "n/a"}[met]
+        print(f"  [{flag:>3}] {target}: {measured}", flush=True)
+
+    def correctness(self, scenario: str, students: Sequence[Student], extra: list[str]) -> None:
+        checked, bad, problems = verify(students)
+        errors = real_errors(students) + extra
+        self.add(scenario, "errors = 0", str(len(errors)), not errors)
+        self.add(
+            scenario,
+            "every chart + chip row bitwise equal to the reference",
+            f"{checked - bad}/{checked} runs",
+            not problems and checked > 0,
+        )
+        for line in (errors + problems)[:10]:
+            print(f"      {line}")
+        notes = [n for s in students for n in s.notes]
+        if notes:
+            print(f"      note: {notes[0]} (and {len(notes) - 1} more)")
+
+
+def load_text() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} on {os.cpu_count()} CPUs"
+
+
+# --- scenarios ------------------------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    args: argparse.Namespace
+    deadline: float
+    logs: Path
+    report: Report
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def server(self, name: str) -> Server:
+        return start_server(log=self.logs / f"{name}.log", options=self.args.server_option)
+
+    def cluster(self, name: str, replicas: int) -> Cluster:
+        return start_cluster(
+            replicas=replicas, options=self.args.server_option, log_dir=self.logs / name
+        )
+
+
+def steady(ctx: Context) -> None:
+    """Many sessions on the default view, closed loop: CPU per rerun and RSS over 1,000 reruns."""
+    args = ctx.args
+    sessions, total = args.sessions_steady, args.reruns
+    per_session = math.ceil(total / sessions)
+    plan = make_plan(DEFAULT_VIEW, per_session + 1, DEFAULT_VIEW_MOVES)
+    server = ctx.server("steady")
+    students = [Student(server.url, i, plan) for i in range(sessions)]
+    watch = Watch(server.pid, lambda: sum(len(s.records) for s in students) - sessions)
+    try:
+        run_together(students, lambda s: s.work(ctx.deadline, steps=1))  # open: not measured
+        watch.start()
+        cpu_before, started = cpu_seconds(server.pid), time.monotonic()
+        run_together(students, lambda s: s.work(ctx.deadline, steps=per_session))
+        cpu = cpu_seconds(server.pid) - cpu_before
+        wall = time.monotonic() - started
+    finally:
+        watch.finish()
+        for student in students:
+            student.close()
+        server.stop()
+    reruns = sum(len(s.records) for s in students) - sessions
+    latencies = [r.run.latency for s in students for r in s.records[1:]]
+    per_rerun_ms = cpu / max(reruns, 1) * 1000
+    print(f"  {sessions} sessions, {reruns} reruns in {wall:.1f} s ({reruns / wall:.1f}/s), "
+          f"latency p50 {percentile(latencies, 0.5):.3f} s, p95 {percentile(latencies, 0.95):.3f}"
+          f" s; server CPU {cpu:.1f} s")  # fmt: skip
+    ctx.report.add(
+        "steady",
+        "server CPU per rerun <= 25 ms (>= 60 reruns, default view)",
+        f"{per_rerun_ms:.1f} ms over {reruns} reruns",
+        per_rerun_ms <= 25 if reruns >= 60 else None,
     )
-    parser.add_argument(
-        "--spread",
-        type=float,
-        default=0.0,
-        help="students act within this many seconds of each other (0: all in the same instant)",
+    after_200 = [rss for _, done, rss in watch.samples if done >= 200]
+    if reruns >= 1000 and after_200:
+        growth = (watch.samples[-1][2] - after_200[0]) / 1024
+        ctx.report.add(
+            "steady",
+            "RSS flat over 1,000 reruns (growth after rerun 200 <= 10 MB)",
+            f"{after_200[0] / 1024:.0f} -> {watch.samples[-1][2] / 1024:.0f} MB "
+            f"({growth:+.1f} MB), peak {watch.hwm_kb / 1024:.0f} MB",
+            growth <= 10,
+        )
+    else:
+        last = watch.samples[-1][2] / 1024 if watch.samples else math.nan
+        ctx.report.add(
+            "steady",
+            "RSS flat over 1,000 reruns (growth after rerun 200 <= 10 MB)",
+            f"only {reruns} reruns (RSS at the end {last:.0f} MB)",
+            None,
+        )
+    ctx.report.correctness("steady", students, log_errors(server.log))
+
+
+def cold(ctx: Context) -> None:
+    """N sessions open their links at the same instant on a fresh server.
+
+    Then another connection sends Streamlit's ``clear_cache`` message (any client can: it
+    empties the caches of every user) and everyone does one more step on cold caches.
+    """
+    count = ctx.args.sessions_cold
+    server = ctx.server("cold")
+    students = [
+        Student(server.url, i, make_plan(student_start(i, shared=i % 2 == 0), 2, STUDENT_MOVES, i))
+        for i in range(count)
+    ]
+    watch = Watch(server.pid, lambda: sum(len(s.records) for s in students))
+    watch.start()
+    janitor = StreamlitSession(server.url, timeout=120)
+    try:
+        run_together(students, lambda s: s.work(ctx.deadline, steps=1))
+        hwm = max(watch.hwm_kb, memory_kb(server.pid).get("VmHWM", 0)) / 1024
+        janitor.open({})
+        janitor.clear_cache()
+        janitor.rerun()  # runs after the clear: the caches are empty now
+        run_together(students, lambda s: s.work(ctx.deadline, steps=1))
+    finally:
+        watch.finish()
+        janitor.close()
+        for student in students:
+            student.close()
+        server.stop()
+    first = [s.records[0].run.latency for s in students if s.records]
+    second = [r.run.latency for s in students for r in s.records[1:]]
+    p95 = percentile(first, 0.95)
+    print(f"  {count} sessions at once: {len(first)} first views, p50 "
+          f"{percentile(first, 0.5):.2f} s, max {max(first, default=math.nan):.2f} s; after "
+          f"clear_cache: {len(second)} steps, p50 {percentile(second, 0.5):.2f} s")  # fmt: skip
+    ctx.report.add("cold", "peak RSS <= 600 MB (first views)", f"{hwm:.0f} MB", hwm <= 600)
+    ctx.report.add(
+        "cold",
+        f"first view p95 <= 5 s ({count} sessions at the same instant)",
+        f"{p95:.2f} s ({len(first)} views)",
+        p95 <= 5 and len(first) == count if count >= 60 else None,
     )
-    args = parser.parse_args()
-    if not 1 <= args.sessions <= MAX_SESSIONS:
-        parser.error(f"--sessions must be from 1 to {MAX_SESSIONS}, got {args.sessions}")
+    ctx.report.correctness("cold", students, log_errors(server.log))
+
+
+def _health_prober(url: str, stop: threading.Event, out: list[tuple[float, float]]) -> None:
+    while not stop.wait(0.1):
+        started = time.monotonic()
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as response:
+                response.read()
+            out.append((started, time.monotonic() - started))
+        except OSError:
+            out.append((started, math.inf))
+
+
+def flood(ctx: Context) -> None:
+    """One client floods rerun requests without reading; others keep working."""
+    args = ctx.args
+    server = ctx.server("flood")
+    others = [
+        Student(server.url, i, make_plan(student_start(i), PLAN_STEPS, STUDENT_MOVES, i), 60)
+        for i in range(args.sessions_flood)
+    ]
+    flooder = StreamlitSession(server.url, timeout=30)
+    health: list[tuple[float, float]] = []
+    stop = threading.Event()
+    prober = threading.Thread(target=_health_prober, args=(server.url, stop, health), daemon=True)
+    sent, flood_start, flood_end = 0, math.nan, math.nan
+    try:
+        run_together(others, lambda s: s.work(ctx.deadline, steps=4))  # open + baseline
+        baseline = [r.run.latency for s in others for r in s.records[1:]]
+        flooder.open({})
+        prober.start()
+        observe_until = [math.inf]
+
+        def until_observed(student: Student) -> None:
+            while time.monotonic() < min(observe_until[0], ctx.deadline):
+                student.work(min(observe_until[0], ctx.deadline), steps=1)
+                if real_errors([student]):
+                    return
+
+        workers = [threading.Thread(target=until_observed, args=(s,), daemon=True) for s in others]
+        for worker in workers:
+            worker.start()
+        flood_start = time.monotonic()
+        send_until = flood_start + min(args.flood_seconds, max(ctx.remaining() - 30, 5))
+        for sent in range(1, args.flood_messages + 1):
+            flooder.set_widget("seed", 123 + sent % 2)
+            flooder.send_rerun()
+            if time.monotonic() > send_until:
+                break
+        flood_end = time.monotonic()
+        observe_until[0] = flood_end + args.observe
+        for worker in workers:
+            worker.join(timeout=max(1.0, observe_until[0] - time.monotonic() + 180))
+    except Exception as error:
+        others[0].errors.append(f"flood client: {type(error).__name__}: {error}")
+    finally:
+        stop.set()
+        prober.join(timeout=10)
+        flooder.close()
+        for student in others:
+            student.close()
+        server.stop()
+    during = [(t, lat) for t, lat in health if flood_start <= t <= flood_end]
+    health_max = max((lat for _, lat in during), default=math.nan)
+    overlapping = [
+        r for s in others for r in s.records if r.started < flood_end and r.finished > flood_start
+    ]
+    lost = [t for s in others for t in s.failed if t > flood_start]  # never answered: infinite
+    during_p95 = percentile([r.run.latency for r in overlapping] + [math.inf] * len(lost), 0.95)
+    normal = max(2 * percentile(baseline, 0.95), 0.25)
+    late = [r.finished for s in others for r in s.records if r.started >= flood_end
+            and r.run.latency > normal]  # fmt: skip
+    late += [t + lat for t, lat in health if t >= flood_end and lat > 0.5]
+    late += [math.inf] * len(lost)
+    after = [r for s in others for r in s.records if r.started >= flood_end]
+    recovery = max(late, default=flood_end) - flood_end
+    print(f"  flood: {sent} rerun requests sent in {flood_end - flood_start:.1f} s, never read; "
+          f"{len(overlapping)} reruns of {len(others)} other sessions overlapped it; "
+          f"{len(during)} health probes; normal rerun <= {normal:.2f} s "
+          f"(2x baseline p95)")  # fmt: skip
+    ctx.report.add(
+        "flood",
+        "health endpoint <= 0.5 s during the flood",
+        f"max {health_max:.2f} s over {len(during)} probes",
+        health_max <= 0.5 if during else None,
+    )
+    ctx.report.add(
+        "flood",
+        "other sessions' reruns p95 <= 1 s during the flood",
+        f"p95 {during_p95:.2f} s over {len(overlapping)} reruns ({len(lost)} never answered)",
+        during_p95 <= 1 if overlapping else False,
+    )
+    ctx.report.add(
+        "flood",
+        "back to normal within 3 s after it",
+        f"{recovery:.1f} s ({len(after)} reruns observed in {args.observe:g} s after)",
+        recovery <= 3 and len(after) > 0,
+    )
+    ctx.report.correctness("flood", others, log_errors(server.log))
+
+
+def _closed_loop(ctx: Context, url: str, seconds: float) -> list[Student]:
+    students = [
+        Student(url, i, make_plan(student_start(i), PLAN_STEPS, STUDENT_MOVES, i))
+        for i in range(ctx.args.sessions_balancer)
+    ]
+    run_together(students, lambda s: s.work(ctx.deadline, steps=3))  # open + warm caches
+    for student in students:
+        student.records.clear()
+    until = min(time.monotonic() + seconds, ctx.deadline)
+    run_together(students, lambda s: s.work(until))
+    return students
+
+
+def balancer(ctx: Context) -> None:
+    """Reruns/s of one replica, then of 2 replicas behind HAProxy, same closed-loop work."""
+    seconds = ctx.args.seconds
+    results = {}
+    server = ctx.server("balancer-one")
+    try:
+        one = _closed_loop(ctx, server.url, seconds)
+    finally:
+        for student in one:
+            student.close()
+        server.stop()
+    results["one"] = one
+    cluster = ctx.cluster("balancer-two", replicas=2)
+    try:
+        two = _closed_loop(ctx, cluster.url, seconds)
+    finally:
+        for student in two:
+            student.close()
+        cluster.stop()
+    results["two"] = two
+    rates = {}
+    for name, students in results.items():
+        runs = [r for s in students for r in s.records]
+        rates[name] = len(runs) / seconds
+        lat = [r.run.latency for r in runs]
+        print(f"  {name}: {len(runs)} reruns in {seconds:g} s = {rates[name]:.1f}/s, p50 "
+              f"{percentile(lat, 0.5):.3f} s, p95 {percentile(lat, 0.95):.3f} s")  # fmt: skip
+    ratio = rates["two"] / rates["one"] if rates["one"] else math.nan
+    p95 = percentile([r.run.latency for s in two for r in s.records], 0.95)
+    ctx.report.add(
+        "balancer",
+        "2 replicas behind HAProxy >= 1.7x the reruns/s of one",
+        f"{ratio:.2f}x ({rates['one']:.1f} -> {rates['two']:.1f} reruns/s, "
+        f"{ctx.args.sessions_balancer} sessions)",
+        ratio >= 1.7,
+    )
+    ctx.report.add("balancer", "p95 <= 0.5 s through HAProxy", f"{p95:.3f} s", p95 <= 0.5)
+    logs = [r.log for r in [*cluster.replicas]] + [ctx.logs / "balancer-one.log"]
+    ctx.report.correctness("balancer", [*one, *two], log_errors(*logs))
+
+
+def failover(ctx: Context) -> None:
+    """Kill one of 2 replicas mid-run: its students reconnect and get the same numbers."""
+    args = ctx.args
+    cluster = ctx.cluster("failover", replicas=2)
+    students = [
+        Student(cluster.url, i, make_plan(student_start(i), PLAN_STEPS, STUDENT_MOVES, i))
+        for i in range(args.sessions_failover)
+    ]
+    victims: list[int] = []
+    try:
+        run_together(students, lambda s: s.work(ctx.deadline, steps=2))
+        victims = [s.index for s in students if s.session.cookies.get("SERVERID") == "replica1"]
+        until = min(time.monotonic() + args.seconds, ctx.deadline)
+        killer = threading.Timer(args.seconds / 3, cluster.replicas[0].kill)
+        killer.start()
+        run_together(students, lambda s: s.work(until, may_reconnect=True))
+        killer.join()
+    finally:
+        for student in students:
+            student.close()
+        cluster.stop()
+    moved = [s for s in students if s.reconnects]
+    restored = [
+        s for s in moved
+        if all(r.run.chart and not chart_problems(r.run.chart, r.view)
+               for r in s.records if r.reconnect)
+    ]  # fmt: skip
+    times = [t for s in moved for t in s.reconnects]
+    print(f"  {len(victims)} of {len(students)} sessions were on the killed replica; "
+          f"{len(moved)} reconnected (p95 {percentile(times, 0.95):.2f} s), "
+          f"now on {sorted({s.session.cookies.get('SERVERID') for s in moved})}")  # fmt: skip
+    ctx.report.add(
+        "failover",
+        "every student of the killed replica gets the same numbers back",
+        f"{len(restored)}/{len(victims)} restored ({len(moved)} reconnected)",
+        bool(victims) and len(restored) == len(victims) and len(moved) == len(victims),
+    )
+    ctx.report.correctness("failover", students, log_errors(*(r.log for r in cluster.replicas)))
+
+
+# --- main -----------------------------------------------------------------------------------
+
+
+def print_table(report: Report) -> None:
+    rows = [("scenario", "target", "measured", "met?")] + [
+        (r.scenario, r.target, r.measured, {True: "yes", False: "NO", None: "n/a"}[r.met])
+        for r in report.rows
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    print()
+    for number, row in enumerate(rows):
+        print(" | ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+        if number == 0:
+            print("-+-".join("-" * width for width in widths))
+
+
+def options(pairs: Sequence[str]) -> dict[str, str]:
+    parsed = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or "." not in name:
+            raise argparse.ArgumentTypeError(f"--server-option takes section.name=value: {pair}")
+        parsed[name] = value
+    return parsed
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--only", default=",".join(SCENARIOS), help="comma-separated scenarios")
+    parser.add_argument("--timeout", type=float, default=1800, help="deadline for everything, s")
+    parser.add_argument("--quick", action="store_true", help="small counts (a smoke run)")
+    parser.add_argument("--reruns", type=int, default=1000, help="steady: reruns in total")
+    parser.add_argument("--sessions-steady", type=int, default=10)
+    parser.add_argument("--sessions-cold", type=int, default=60)
+    parser.add_argument("--sessions-flood", type=int, default=4, help="sessions besides it")
+    parser.add_argument("--flood-messages", type=int, default=10_000)
+    parser.add_argument(
+        "--flood-seconds", type=float, default=10, help="flood: send them evenly over this time"
+    )
+    parser.add_argument("--observe", type=float, default=10, help="flood: seconds watched after")
+    parser.add_argument("--sessions-balancer", type=int, default=8)
+    parser.add_argument("--sessions-failover", type=int, default=10)
+    parser.add_argument("--seconds", type=float, default=20, help="balancer/failover run time")
+    parser.add_argument(
+        "--server-option",
+        action="append",
+        default=[],
+        metavar="SECTION.NAME=VALUE",
+        help="extra streamlit option for every server, e.g. runner.postScriptGC=false",
+    )
+    parser.add_argument("--json", type=Path, help="also write the table here")
+    args = parser.parse_args(argv)
+    args.server_option = options(args.server_option)
+    chosen = [name.strip() for name in args.only.split(",") if name.strip()]
+    unknown = sorted(set(chosen) - set(SCENARIOS))
+    if unknown:
+        parser.error(f"unknown scenarios {unknown}; known: {', '.join(SCENARIOS)}")
+    if args.quick:
+        args.reruns, args.sessions_cold, args.flood_messages = 120, 20, 2_000
+        args.seconds, args.observe = 10, 6
+    for name in ("sessions_steady", "sessions_cold", "sessions_flood", "sessions_balancer",
+                 "sessions_failover"):  # fmt: skip
+        if not 1 <= getattr(args, name) <= MAX_SESSIONS:
+            parser.error(f"--{name.replace('_', '-')} must be from 1 to {MAX_SESSIONS}")
+    if not 1 <= args.flood_messages <= 100_000 or not 1 <= args.reruns <= 20_000:
+        parser.error("--flood-messages must be 1..100000 and --reruns 1..20000")
 
     started = time.monotonic()
-    deadline = started + args.timeout
-    log = Path(tempfile.mkdtemp(prefix="posviz-loadtest-")) / "server.log"
-    server = start_server(log=log, options={"logger.level": "warning"})
-    port = server.port
-    print(f"streamlit on 127.0.0.1:{port} (log: {log})", flush=True)
-    watch = MemoryWatch(server.pid)
-    watch.start()
-    try:
-        if args.warm:  # the first run imports torch: about 2 s, once per server process
-            lecturer = Session(port, -2, timeout=120)
-            lecturer.interact("open", {"seed": 1, "emb_dim": 8, "context_length": 4, "text": "Hi"})
-            lecturer.close()
-            if lecturer.errors:
-                raise RuntimeError(f"warm-up failed: {lecturer.errors}")
-        students = run_sessions(
-            port, args.sessions, timeout=120, deadline=deadline, spread=args.spread
-        )
-        server_cpu = cpu_seconds(server.pid)
-    finally:
-        watch.stop.set()
-        watch.join(timeout=5)
-        server.stop()
-    wall = time.monotonic() - started
-
-    errors = [error for s in students for error in s.errors]
-    log_text = log.read_text(encoding="utf-8", errors="replace")
-    errors += [f"server log: {line}" for line in log_text.splitlines() if "Traceback" in line]
-    completed = sum(len(s.views) for s in students)
-    print(f"verifying {completed} charts against torch …", flush=True)
-    problems = verify(students)
-
-    arrival = f"within {args.spread:g} s" if args.spread else "all in the same instant"
-    arrival += ", warm server" if args.warm else ", cold server"
-    print(f"\n{args.sessions} concurrent sessions, {len(STEPS)} interactions each ({arrival}), "
-          f"{completed} runs completed, wall time {wall:.1f} s")  # fmt: skip
-    print(f"{'interaction':<16}{'n':>5}{'p50 s':>9}{'p95 s':>9}{'max s':>9}")
-    for step in STEPS:
-        latencies = [v.latency for s in students for v in s.views if v.step == step]
-        if latencies:
-            print(
-                f"{step:<16}{len(latencies):>5}{statistics.median(latencies):>9.2f}"
-                f"{percentile(latencies, 0.95):>9.2f}{max(latencies):>9.2f}"
+    logs = Path(tempfile.mkdtemp(prefix="posviz-loadtest-"))
+    report = Report()
+    ctx = Context(args, started + args.timeout, logs, report)
+    load_before = load_text()
+    print(f"posviz load test: {', '.join(chosen)}; deadline {args.timeout:g} s; logs in {logs}")
+    print(f"before: {load_before}", flush=True)
+    for name in chosen:
+        if ctx.remaining() < 30:
+            report.add(name, "(scenario)", "not run: deadline reached", None)
+            continue
+        print(f"\n== {name} ({load_text()})", flush=True)
+        try:
+            globals()[name](ctx)
+        except Exception as error:  # a scenario that could not run is a failed scenario
+            report.add(name, "(scenario ran)", f"{type(error).__name__}: {error}", False)
+    print_table(report)
+    load_after = load_text()
+    print(f"\nbefore: {load_before}\nafter:  {load_after}\nwall time "
+          f"{time.monotonic() - started:.0f} s; server logs in {logs}")  # fmt: skip
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "rows": [r.__dict__ for r in report.rows],
+                    "load_before": load_before,
+                    "load_after": load_after,
+                    "argv": sys.argv[1:],
+                },
+                indent=2,
             )
-    every = [v.latency for s in students for v in s.views]
-    if every:
-        print(f"{'all':<16}{len(every):>5}{statistics.median(every):>9.2f}"
-              f"{percentile(every, 0.95):>9.2f}{max(every):>9.2f}")  # fmt: skip
-    idle_mb, peak_mb, hwm_mb = (
-        kb / 1024 for kb in (watch.start_rss_kb, watch.peak_rss_kb, watch.hwm_kb)
-    )
-    print(f"server RSS: {idle_mb:.0f} MB idle, peak {peak_mb:.0f} MB (VmHWM {hwm_mb:.0f} MB)")
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    per_run_ms = server_cpu / max(completed, 1) * 1000
-    client_s = usage.ru_utime + usage.ru_stime
-    print(
-        f"CPU: server {server_cpu:.1f} s ({per_run_ms:.0f} ms per run), "
-        f"load generator {client_s:.1f} s"
-    )
-    print(f"errors: {len(errors)}")
-    for error in errors[:20]:
-        print(f"  {error}")
-    print(f"charts not equal to the torch reference (cross-talk): {len(problems)}")
-    for problem in problems[:20]:
-        print(f"  {problem}")
-    expected_runs = args.sessions * len(STEPS)
-    ok = not errors and not problems and completed == expected_runs
-    print("PASS" if ok else f"FAIL ({completed}/{expected_runs} runs)")
-    return 0 if ok else 1
+        )
+    return 0 if report.rows and all(r.met for r in report.rows) else 1
 
 
 if __name__ == "__main__":

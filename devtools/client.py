@@ -14,8 +14,11 @@ Used by the load test (``benchmarks/loadtest.py``) and the scale-out tests to dr
 It speaks what the browser speaks: ``GET /`` (which is where a load balancer sets its sticky
 cookie), then ``/_stcore/stream`` with the ``streamlit`` subprotocol, the page's ``Origin`` and
 the cookies; ``BackMsg.rerun_script`` with the URL's query string and the widget states;
-``ForwardMsg`` until ``script_finished``. Like the browser it keeps every widget's state and
-takes the values the app sets itself (``set_value``), and it keeps the URL the app writes
+``ForwardMsg`` until ``script_finished``. Like the browser's widget manager it sends the state
+of every widget on the page: the value the user set, else the value the app set
+(``set_value``), else the widget's default for a widget it has not seen before (a widget whose
+identity changed, e.g. a slider whose maximum moved, starts from its default, as in the
+browser); states of widgets no longer shown are dropped. It keeps the URL the app writes
 (``page_info_changed``). It declares no cached messages, so the server sends every element in
 full (the browser's cache would make the traffic smaller, never larger).
 """
@@ -218,6 +221,7 @@ class StreamlitSession:
         if self.ws is None:
             raise SessionLost("not connected")
         run = Run()
+        seen: set[str] = set()  # widget ids on the page in this run
         while True:
             try:
                 raw = self.ws.recv()
@@ -235,32 +239,39 @@ class StreamlitSession:
                 run.errors.append("a cached-message reference this client never asked for")
             elif kind == "new_session":
                 run.chart, run.markdown, run.warnings = None, [], []
+                seen.clear()
             elif kind == "page_info_changed":
                 self.query_string = message.page_info_changed.query_string
             elif kind == "delta" and message.delta.WhichOneof("type") == "new_element":
-                self._read_element(message.delta.new_element, run)
+                self._read_element(message.delta.new_element, run, seen)
             elif kind == "script_finished":
                 status = message.script_finished
                 if status == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
                     run = Run(bytes_received=run.bytes_received)  # a newer run follows
+                    seen.clear()
                     continue
-                if status != ForwardMsg.FINISHED_SUCCESSFULLY:
+                if status == ForwardMsg.FINISHED_SUCCESSFULLY:  # the page as it is now
+                    self.states = {i: w for i, w in self.states.items() if i in seen}
+                else:
                     run.errors.append(f"script finished with status {status}")
                 run.query_string = self.query_string
                 return run
 
-    def _read_element(self, element: Any, run: Run) -> None:
+    def _read_element(self, element: Any, run: Run, seen: set[str]) -> None:
         kind = element.WhichOneof("type")
         if kind is None:
             return
         proto = getattr(element, kind)
         element_id = getattr(proto, "id", "")
         key = user_key_from_element_id(element_id) if element_id else None
-        if key:
+        if key and kind in _INPUT_KINDS:
             options = list(proto.options) if kind == "selectbox" else []
             self.widgets[key] = _Widget(kind, element_id, options)
-            if getattr(proto, "set_value", False):
-                self._take_value_set_by_app(kind, element_id, proto)
+            seen.add(element_id)
+            if proto.set_value:  # the app set this value (session state): the browser shows it
+                self._remember(kind, element_id, proto, "value")
+            elif element_id not in self.states:  # a widget new to the page: its default
+                self._remember(kind, element_id, proto, "default")
         if kind == "plotly_chart":
             run.chart = proto.spec
         elif kind == "markdown":
@@ -272,22 +283,26 @@ class StreamlitSession:
         elif kind == "alert" and proto.format == Alert.WARNING:
             run.warnings.append(proto.body)
 
-    def _take_value_set_by_app(self, kind: str, element_id: str, proto: Any) -> None:
-        """The app changed this widget's value (session state): the browser shows it now."""
-        if element_id not in self.states:
-            return  # never sent: the server already uses its own value
+    def _remember(self, kind: str, element_id: str, proto: Any, source: str) -> None:
+        """Store the widget state the browser would send: ``proto.value`` or ``proto.default``."""
         state = WidgetState(id=element_id)
         if kind == "slider":
-            state.double_array_value.data.extend(proto.value)
+            state.double_array_value.data.extend(getattr(proto, source))
         elif kind == "number_input":
-            state.double_value = proto.value
+            state.double_value = getattr(proto, source)
         elif kind in ("text_area", "text_input"):
-            state.string_value = proto.value
+            state.string_value = getattr(proto, source)
         elif kind == "checkbox":
-            state.bool_value = proto.value
-        elif kind == "selectbox":
+            state.bool_value = getattr(proto, source)
+        elif source == "value":  # selectbox
             state.string_value = proto.raw_value
+        elif 0 <= proto.default < len(proto.options):
+            state.string_value = proto.options[proto.default]
         else:
-            del self.states[element_id]
-            return
+            return  # no option chosen: the browser sends nothing either
         self.states[element_id] = state
+
+
+_INPUT_KINDS = frozenset(
+    {"slider", "number_input", "text_area", "text_input", "checkbox", "selectbox"}
+)

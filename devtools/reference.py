@@ -58,7 +58,12 @@ def tiktoken_gpt2() -> tiktoken.Encoding:
 
 def token_ids(text: str) -> list[int]:
     """GPT-2 token ids of ``text``; ``<|endoftext|>`` is the special token 50256."""
-    return tiktoken_gpt2().encode(text, allowed_special={END_OF_TEXT})
+    return list(_token_ids(text))
+
+
+@functools.lru_cache(maxsize=256)
+def _token_ids(text: str) -> tuple[int, ...]:
+    return tuple(tiktoken_gpt2().encode(text, allowed_special={END_OF_TEXT}))
 
 
 @functools.lru_cache(maxsize=8)
@@ -123,23 +128,27 @@ def rope(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return cos, (x * cos) + (rotated * sin)
 
 
-def panels(view: View) -> list[np.ndarray]:
-    """Token embeddings, the position signal and the input embeddings ``[n, d]``, float32."""
+@functools.lru_cache(maxsize=4096)
+def panels(view: View) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Token embeddings, the position signal and the input embeddings ``[n, d]``, float32.
+
+    Cached: do not modify the arrays.
+    """
     ids = window_token_ids(view)
     token_table, pos_table = seeded_tables(view.seed, view.emb_dim, view.context_length)
     token_embeddings = token_table[ids]  # [n, d]
     n = len(ids)
     if view.scheme == "learned":
         signal = pos_table[:n]
-        return [token_embeddings, signal, token_embeddings + signal]
+        return token_embeddings, signal, token_embeddings + signal
     if view.scheme == "sinusoidal":
         signal = sinusoidal(n, view.emb_dim)
-        return [token_embeddings, signal, token_embeddings + signal]
+        return token_embeddings, signal, token_embeddings + signal
     if view.scheme == "none":
-        return [token_embeddings, np.zeros_like(token_embeddings), token_embeddings]
+        return token_embeddings, np.zeros_like(token_embeddings), token_embeddings
     if view.scheme == "rope":
         cos, rotated = rope(torch.from_numpy(token_embeddings))
-        return [token_embeddings, cos.numpy(), rotated.numpy()]
+        return token_embeddings, cos.numpy(), rotated.numpy()
     raise ValueError(f"unknown scheme {view.scheme!r}; known: {SCHEMES}")
 
 

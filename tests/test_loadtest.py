@@ -1,0 +1,115 @@
+"""benchmarks/loadtest.py cannot be fooled: its plans and its reference (no server needed).
+
+The load test's reference (``devtools.reference``) must agree with the tests' reference
+(``tests/reference.py``: the book's notebook functions, tiktoken's own encoding); every step of
+every plan must change the expected chart; the plans must reach windows > 0, strides != T and
+every scheme; and a chart or chip row from the wrong view must be reported.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+import torch
+from reference import book_window
+
+from benchmarks import loadtest
+from devtools.reference import (
+    SCHEMES,
+    View,
+    chart_problems,
+    chip_problems,
+    panels,
+    token_ids,
+    window_token_ids,
+)
+
+
+def _plans() -> Iterator[tuple[str, list[loadtest.Step]]]:
+    yield "default-view", loadtest.make_plan(loadtest.DEFAULT_VIEW, 40, loadtest.DEFAULT_VIEW_MOVES)
+    for index in range(6):
+        start = loadtest.student_start(index, shared=index == 2)
+        yield f"student{index}", loadtest.make_plan(start, 60, loadtest.STUDENT_MOVES, index)
+
+
+PLANS = dict(_plans())
+
+
+@pytest.mark.parametrize("name", sorted(PLANS))
+def test_every_step_changes_the_expected_chart(name: str) -> None:
+    steps = PLANS[name]
+    for before, after in itertools.pairwise(steps):
+        old, new = panels(before.view), panels(after.view)
+        assert any(
+            a.shape != b.shape or not np.array_equal(a.view(np.uint32), b.view(np.uint32))
+            for a, b in zip(old, new, strict=True)
+        ), f"{after.key}={after.value!r} leaves the chart of {before.view} unchanged"
+
+
+def test_plans_reach_windows_strides_and_every_scheme() -> None:
+    views = [step.view for name, steps in PLANS.items() if name != "default-view" for step in steps]
+    assert {view.scheme for view in views} == set(SCHEMES)
+    assert any(view.window > 0 for view in views)
+    assert any(view.stride is not None and view.stride != view.context_length for view in views)
+    assert any(view.window > 0 and view.stride is not None for view in views)
+    assert {step.key for steps in PLANS.values() for step in steps[1:]} == set(
+        loadtest.STUDENT_MOVES
+    )
+
+
+def test_window_starts_at_window_times_stride() -> None:
+    view = View(text=loadtest.TEXTS[0], context_length=5, stride=3, window=4)
+    assert window_token_ids(view) == token_ids(loadtest.TEXTS[0])[12:17]
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("emb_dim", [8, 26])
+def test_load_test_reference_equals_the_tests_reference(scheme: str, emb_dim: int) -> None:
+    view = View(text=loadtest.TEXTS[1], context_length=7, emb_dim=emb_dim, seed=1003,
+                stride=5, window=3, scheme=scheme)  # fmt: skip
+    want = book_window(
+        scheme, seed=1003, emb_dim=emb_dim, context_length=7, token_ids=window_token_ids(view)
+    )
+    for got, expected in zip(panels(view), want, strict=True):
+        assert torch.equal(torch.from_numpy(np.ascontiguousarray(got)), expected)
+
+
+def _figure(view: View) -> str:
+    """A chart as the app sends it: three float32 heatmaps, z as plotly typed arrays."""
+    traces = []
+    for z in panels(view):
+        data = np.ascontiguousarray(z, dtype=np.float32)
+        traces.append({
+            "type": "heatmap",
+            "z": {"dtype": "f4", "bdata": base64.b64encode(data.tobytes()).decode(),
+                  "shape": f"{data.shape[0]}, {data.shape[1]}"},
+            "x": list(range(view.emb_dim)),
+        })  # fmt: skip
+    return json.dumps({"data": traces})
+
+
+def test_a_chart_from_the_previous_step_is_reported() -> None:
+    steps = PLANS["student3"]
+    for before, after in itertools.pairwise(steps[:12]):
+        assert chart_problems(_figure(after.view), after.view) == []
+        assert chart_problems(_figure(before.view), after.view) != []
+
+
+def test_chips_are_checked_against_tiktoken_tokens() -> None:
+    view = View(text="Hi <b>you</b>: a@b", context_length=16)
+    ids = token_ids(view.text)
+    assert ids[:2] == [17250, 1279]  # tiktoken's GPT-2: "Hi", " <"
+    chips = " ".join(
+        f":blue-badge[{n} · {text} · {i}]"
+        for n, (i, text) in enumerate(zip(ids, ["Hi", "␣\\<", "b", "\\>", "you", "\\</",
+                                                "b", "\\>:\u2060", "␣a", "\u2060\\@", "b"],
+                                          strict=False))
+    )  # fmt: skip
+    assert chip_problems([chips], view) == []
+    assert chip_problems([chips.replace("you", "yoU")], view) != []
+    assert chip_problems([chips.replace(f"· {ids[0]}]", "· 1]")], view) != []
