@@ -23,7 +23,7 @@ from posviz.config import (
     settings_from_widgets,
     widget_values,
 )
-from posviz.embeddings import SeededEmbeddings
+from posviz.embeddings import SeededEmbeddings, TorchFillError
 from posviz.export import figure_html, matrices_csv, matrices_npy
 from posviz.figures import embeddings_figure
 from posviz.lecture import STEPS, reveal_panels
@@ -375,7 +375,7 @@ def main() -> None:
         )
     try:
         view = build_view(settings, tables=tables_for)
-    except (SettingsError, TokenizerDataError) as error:  # a damaged tokenizer file, too
+    except (SettingsError, TokenizerDataError, TorchFillError) as error:  # bad files or torch
         st.error(str(error))
         return
     st.query_params.from_dict(

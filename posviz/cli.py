@@ -13,8 +13,9 @@ Chrome or Chromium; kaleido finds ``/usr/bin/chromium``, or set ``BROWSER_PATH``
 prints the reproduction script (see :mod:`posviz.codegen`) to standard output.
 
 Bad settings print one line to standard error and exit with status 2; a file that cannot be
-written (or PNG without kaleido) exits with status 1. Messages about written files go to
-standard error, so ``--print-code > script.py`` gives a clean script.
+written (or PNG without kaleido), damaged tokenizer files, and a torch that fails posviz's
+self-check (:func:`posviz.embeddings.check_torch_fill`) exit with status 1. Messages about
+written files go to standard error, so ``--print-code > script.py`` gives a clean script.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from posviz.config import (
     SettingsError,
     validate,
 )
+from posviz.embeddings import TorchFillError
 from posviz.export import figure_html, matrices_csv, matrices_npy
 from posviz.figures import embeddings_figure
 from posviz.similarity import similarity_figure
@@ -187,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = reproduction_script(settings) if args.print_code else None
     except SettingsError as error:
         parser.error(str(error))
-    except TokenizerDataError as error:
+    except (TokenizerDataError, TorchFillError) as error:  # damaged files, or another torch
         _fail(str(error))
 
     if code is not None:

@@ -17,14 +17,29 @@ of the same rows of the whole table. :class:`SeededEmbeddings` walks the table o
 generator state at the start of each block (a few kB each), and later refills only the blocks
 whose rows are asked for. Tests compare it with ``nn.Embedding`` for many seeds and sizes.
 
-It never touches torch's global generator, so concurrent sessions cannot disturb each other.
+Blocks of ``ROWS_PER_BLOCK = 128`` rows work for every ``emb_dim``: a block holds
+``128 * emb_dim = 16 * (8 * emb_dim)`` elements, a whole number of chunks of 16 whatever ``d``
+is (any multiple of 16 rows would do; 128 keeps the checkpoints small, 393 at vocab 50,257).
+
+This rests on how ``torch.Tensor.normal_`` fills a float32 CPU tensor, which torch does not
+document. It was verified on torch 2.13.0 (``VERIFIED_TORCH``), the version requirements.txt
+pins. Another torch could fill differently and posviz would then show numbers that are not
+the book's, so :meth:`SeededEmbeddings.create` first runs :func:`check_torch_fill`, a
+millisecond comparison of streamed rows with a real ``nn.Embedding``, and stops with a
+:class:`TorchFillError` that names both versions instead of showing wrong numbers.
+
+It never touches torch's global generator, so concurrent sessions cannot disturb each other
+(the one-time check forks it and restores it).
 """
 
 from __future__ import annotations
 
+import functools
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import Final
 
 import torch
 
@@ -32,6 +47,52 @@ from posviz.config import GPT2_VOCAB_SIZE
 
 _CHUNK = 16  # torch's CPU normal_ transforms uniform draws in chunks of 16 elements
 ROWS_PER_BLOCK = 128  # rows per saved generator state: 393 states (about 2 MB) at vocab 50,257
+VERIFIED_TORCH: Final = "2.13.0"  # the torch whose Tensor.normal_ fill the trick was checked on
+# The self-check's table: 3 blocks (the last one short, of 44 rows), an odd emb_dim and a
+# table size that is not a multiple of 16, so every rule of the docstring is exercised.
+_CHECK_SEED, _CHECK_VOCAB, _CHECK_EMB_DIM, _CHECK_CONTEXT = 123, 300, 3, 5
+_CHECK_LOCK: Final = threading.Lock()  # one check at a time: it forks the global generator
+
+
+class TorchFillError(RuntimeError):
+    """This torch fills ``nn.Embedding`` differently from the torch posviz was verified on."""
+
+
+def check_torch_fill() -> None:
+    """Compare streamed rows with ``nn.Embedding`` for a small table (a few milliseconds, once
+    per process); raise :class:`TorchFillError`, naming the versions, if they differ.
+
+    >>> check_torch_fill()  # passes on the pinned torch
+    """
+    with _CHECK_LOCK:
+        _torch_fill_matches()
+
+
+@functools.cache  # a pass is remembered for the process; a failure is not (it raises)
+def _torch_fill_matches() -> bool:
+    """The body of :func:`check_torch_fill` (call that: it holds the lock)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(_CHECK_SEED)
+        token_layer = torch.nn.Embedding(_CHECK_VOCAB, _CHECK_EMB_DIM)
+        pos_layer = torch.nn.Embedding(_CHECK_CONTEXT, _CHECK_EMB_DIM)
+    tables = SeededEmbeddings._walk(
+        seed=_CHECK_SEED,
+        emb_dim=_CHECK_EMB_DIM,
+        vocab_size=_CHECK_VOCAB,
+        rows_per_block=ROWS_PER_BLOCK,
+    )
+    streamed = tables.token_embeddings(range(_CHECK_VOCAB))  # [V, d]
+    if not (
+        torch.equal(streamed, token_layer.weight.detach())
+        and torch.equal(tables.pos_embeddings(_CHECK_CONTEXT), pos_layer.weight.detach())
+    ):
+        raise TorchFillError(
+            f"posviz's self-check failed: torch {torch.__version__} fills nn.Embedding "
+            f"differently from torch {VERIFIED_TORCH}, so posviz would show numbers that "
+            f"are not the book's. Install torch=={VERIFIED_TORCH} "
+            "(pip install -r requirements.txt)."
+        )
+    return True
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,7 +121,21 @@ class SeededEmbeddings:
         vocab_size: int = GPT2_VOCAB_SIZE,
         rows_per_block: int = ROWS_PER_BLOCK,
     ) -> SeededEmbeddings:
-        """Walk the token table once (about 0.25 s at ``emb_dim=768``) and keep checkpoints."""
+        """Walk the token table once (about 0.25 s at ``emb_dim=768``) and keep checkpoints.
+
+        Raises :class:`TorchFillError` if this torch fills tables differently (see
+        :func:`check_torch_fill`).
+        """
+        check_torch_fill()
+        return cls._walk(
+            seed=seed, emb_dim=emb_dim, vocab_size=vocab_size, rows_per_block=rows_per_block
+        )
+
+    @classmethod
+    def _walk(
+        cls, *, seed: int, emb_dim: int, vocab_size: int, rows_per_block: int
+    ) -> SeededEmbeddings:
+        """:meth:`create` without the self-check."""
         if emb_dim < 1 or vocab_size < 1:
             raise ValueError(
                 f"emb_dim and vocab_size must be positive, got {emb_dim}, {vocab_size}"
@@ -81,7 +156,7 @@ class SeededEmbeddings:
         states = []
         for begin, end in pairwise(starts):
             states.append(generator.get_state())
-            buffer[: (end - begin) * emb_dim].normal_(generator=generator)
+            _fill_normal(buffer[: (end - begin) * emb_dim], generator)
         return cls(
             seed=seed,
             emb_dim=emb_dim,
@@ -96,11 +171,9 @@ class SeededEmbeddings:
         begin, end = self.block_starts[index], self.block_starts[index + 1]
         generator = torch.Generator()
         generator.set_state(self._block_states[index])
-        return (
-            torch.empty((end - begin) * self.emb_dim)
-            .normal_(generator=generator)
-            .view(-1, self.emb_dim)
-        )
+        return _fill_normal(torch.empty((end - begin) * self.emb_dim), generator).view(
+            -1, self.emb_dim
+        )  # [rows, d]
 
     def token_embeddings(self, token_ids: Sequence[int]) -> torch.Tensor:
         """``token_embedding_layer(torch.tensor(token_ids))``, shape ``[n, emb_dim]``."""
@@ -124,10 +197,15 @@ class SeededEmbeddings:
             raise ValueError(f"context_length must be positive, got {context_length}")
         generator = torch.Generator()
         generator.set_state(self._state_after_token_table)
-        return torch.empty(context_length, self.emb_dim).normal_(generator=generator)
+        return _fill_normal(torch.empty(context_length, self.emb_dim), generator)  # [T, d]
 
     @property
     def nbytes(self) -> int:
         """Memory held by the checkpoints."""
         states = (*self._block_states, self._state_after_token_table)
         return sum(state.numel() * state.element_size() for state in states)
+
+
+def _fill_normal(buffer: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """``buffer.normal_()`` from ``generator``, as ``nn.Embedding`` fills its weight."""
+    return buffer.normal_(generator=generator)

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+import torch
 from reference import book_window, unescape_markdown
 from streamlit.testing.v1 import AppTest
 
@@ -330,3 +331,14 @@ def test_bad_query_parameters_fall_back_with_a_notice(
     assert at.slider(key="context_length").value == 16
     ids = encode(DEFAULT_TEXT)
     assert_matches_book(at, decode_array, seed=123, emb_dim=64, context_length=16, ids=ids)
+
+
+@pytest.mark.usefixtures("other_torch_fill")
+def test_a_torch_that_fails_the_self_check_stops_with_its_name(app_test: AppFactory) -> None:
+    at = app_test({"seed": "424242"})  # a seed no earlier test has cached tables for
+    assert not at.exception
+    assert not at.get("plotly_chart"), "a chart with numbers that are not the book's"
+    errors = [str(e.value) for e in at.error]
+    assert len(errors) == 1 and "self-check failed" in errors[0]
+    assert f"torch {torch.__version__} fills nn.Embedding differently" in errors[0]
+    assert "torch==2.13.0" in errors[0]

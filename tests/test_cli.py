@@ -207,3 +207,17 @@ def test_python_dash_m_posviz_help_without_streamlit() -> None:
     assert "posviz.cli" in imported
     assert "torch" in imported
     assert not [name for name in imported if name.split(".")[0] == "streamlit"]
+
+
+@pytest.mark.usefixtures("other_torch_fill")
+def test_a_torch_that_fails_the_self_check_exits_1_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*ARGS, "--seed", "424242", "--npy", str(tmp_path / "m.npy")])
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"torch {torch.__version__} fills nn.Embedding differently" in err
+    assert "torch==2.13.0" in err
+    assert not (tmp_path / "m.npy").exists()

@@ -10,13 +10,20 @@ Reference, as in the book (sections 2.7 and 2.8), under ``torch.random.fork_rng`
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import torch
 from reference import book_layers, book_tables
 
-from posviz.embeddings import SeededEmbeddings
+from posviz.embeddings import (
+    VERIFIED_TORCH,
+    SeededEmbeddings,
+    TorchFillError,
+    check_torch_fill,
+)
 
 GPT2_VOCAB = 50257
 
@@ -223,3 +230,24 @@ def test_context_length_must_be_positive(context_length: int) -> None:
     tables = SeededEmbeddings.create(seed=0, emb_dim=3, vocab_size=6)
     with pytest.raises(ValueError, match=rf"got {context_length}"):
         tables.pos_embeddings(context_length)
+
+
+# --- the startup self-check ---------------------------------------------------------------
+
+
+def test_the_verified_torch_is_the_pinned_one() -> None:
+    """Bumping torch in requirements.txt means re-verifying the fill (and this constant)."""
+    pins = (Path(__file__).resolve().parent.parent / "requirements.txt").read_text()
+    assert f"torch=={VERIFIED_TORCH}" in pins
+    assert torch.__version__.split("+")[0] == VERIFIED_TORCH
+    check_torch_fill()  # passes here
+
+
+@pytest.mark.usefixtures("other_torch_fill")
+def test_a_different_fill_fails_loudly_naming_both_torch_versions() -> None:
+    this, verified = re.escape(torch.__version__), re.escape(VERIFIED_TORCH)
+    message = rf"torch {this} fills nn\.Embedding differently from torch {verified}"
+    with pytest.raises(TorchFillError, match=message):
+        check_torch_fill()
+    with pytest.raises(TorchFillError, match=message):
+        SeededEmbeddings.create(seed=123, emb_dim=4, vocab_size=50)
