@@ -27,12 +27,16 @@ from posviz.embeddings import SeededEmbeddings, TorchFillError
 from posviz.export import figure_html, matrices_csv, matrices_npy
 from posviz.figures import embeddings_figure
 from posviz.lecture import STEPS, reveal_panels
+from posviz.lesson_text import (
+    POSITION_PANEL_NOTES,
+    SCHEME_LABELS,
+    SCHEME_NOTES,
+    repeat_sentence,
+)
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings, shapes
 from posviz.presets import PRESETS, matching_preset
 from posviz.query import query_from_settings, read_link
-from posviz.schemes import LABELS as SCHEME_LABELS
-from posviz.schemes import NOTES as SCHEME_NOTES
-from posviz.similarity import POSITION_PANEL_NOTES, first_repeat, similarity_figure
+from posviz.similarity import first_repeat, similarity_figure
 from posviz.token_text import for_markdown, readable
 from posviz.tokenizer import TokenizerDataError, token_texts
 from posviz.view import View, build_view
@@ -284,7 +288,7 @@ def similarity_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
             "occurrences of a token have cosine similarity 1.0 in the token panel."
         )
     else:
-        st.markdown(repeat.markdown())
+        st.markdown(repeat_sentence(repeat, markdown=True))
     explain(POSITION_PANEL_NOTES[settings.scheme])
 
 

@@ -7,6 +7,8 @@
   dimensions is rotated by ``position * theta_i``. Real models rotate queries and keys inside
   attention; posviz rotates the token vectors to show the effect.
 
+Formulas only: what the page says about each scheme is in :mod:`posviz.lesson_text`.
+
 >>> sinusoidal_encoding(2, 4)[1]
 tensor([0.8415, 0.5403, 0.0100, 0.9999])
 """
@@ -22,26 +24,6 @@ from posviz.config import Scheme
 
 ROPE_BASE: Final = 10_000.0  # theta base of the Transformer paper and of Llama 2
 SINUSOIDAL_BASE: Final = 10_000.0
-
-LABELS: Final[dict[Scheme, str]] = {
-    "learned": "Learned (GPT-2, the book)",
-    "sinusoidal": "Sinusoidal (Transformer paper)",
-    "none": "None (order-blind)",
-    "rope": "RoPE (rotary, Llama)",
-}
-NOTES: Final[dict[Scheme, str]] = {  # Markdown, shown under the figure
-    "learned": "GPT-2 and the book learn the positional table: it starts random, as here, and "
-    "training shapes it. Its vectors are **added** to the token vectors.",
-    "sinusoidal": "Vaswani et al. (2017) use fixed sine/cosine waves, "
-    "PE[p, 2i] = sin(p / 10000^(2i/d)) and PE[p, 2i+1] = cos(…): nothing to learn, and any "
-    "length works. Also **added** to the token vectors.",
-    "none": "No position signal: the input equals the token embeddings. Self-attention then "
-    "treats the text as a bag of tokens: *dog bites man* and *man bites dog* look the same.",
-    "rope": "RoPE adds nothing: it **rotates** each pair of dimensions (j, j + d/2) of the "
-    "vector at position p by the angle p·θⱼ, θⱼ = 10000^(−2j/d). The middle panel shows "
-    "cos(p·θⱼ). Real models (Llama) rotate the queries and keys inside attention, not the "
-    "input; posviz rotates the token vectors to show the effect.",
-}
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ For the token, position and input matrices of one window, :func:`similarities` g
 ``[n, n]`` matrices and :func:`similarity_figure` draws them side by side. The lesson: a token
 that appears twice has the *same* token vector at both positions (similarity exactly 1.0 in
 the token panel); adding (or rotating by) the position makes the two input vectors differ.
-:func:`first_repeat` finds such a pair and quotes the values from the matrices, so the sentence
-on screen matches the figure.
+:func:`first_repeat` finds such a pair with its values from the matrices, so the sentence
+on screen (:func:`posviz.lesson_text.repeat_sentence`) matches the figure.
 
 A zero row has no direction: posviz defines its similarity with every row, itself included,
 as 0. That is what the ``none`` scheme's all-zero position panel shows.
@@ -39,7 +39,6 @@ from posviz.figures import (
     tick_subset,
 )
 from posviz.pipeline import WindowEmbeddings
-from posviz.token_text import for_markdown
 
 MAX_POSITIONS: Final = 256  # rows per panel: 3 x 256 x 256 float32 is about 1 MB of JSON
 
@@ -48,36 +47,6 @@ PANEL_TITLES: Final[dict[Scheme, tuple[str, str, str]]] = {
     "sinusoidal": ("token embeddings", "positional encoding (sin/cos)", "input embeddings"),
     "none": ("token embeddings", "no positional signal (all 0)", "input = token embeddings"),
     "rope": ("token embeddings", "RoPE: cos(position × θᵢ)", "rotated token vectors"),
-}
-
-# What the scheme does to two occurrences of one token, for the explanatory sentence.
-_WHY: Final[dict[Scheme, str]] = {
-    "learned": "the learned position vectors added to them make the two input vectors differ",
-    "sinusoidal": "the sin/cos position vectors added to them make the two input vectors differ",
-    "none": (
-        "without a position signal the two input vectors are identical too, so attention "
-        "cannot tell the occurrences apart (it is blind to order)"
-    ),
-    "rope": (
-        "rotating each vector by its position makes them differ; for RoPE the similarity "
-        "depends only on the distance between the positions"
-    ),
-}
-
-POSITION_PANEL_NOTES: Final[dict[Scheme, str]] = {
-    "learned": "Middle: similarity of the learned position vectors (random before training).",
-    "sinusoidal": (
-        "Middle: similarity of the sin/cos vectors; it depends only on the distance between "
-        "positions, so the stripes run parallel to the diagonal."
-    ),
-    "none": (
-        "Middle: no position signal, every vector is zero; a zero vector has no direction, "
-        "so posviz shows its similarity as 0."
-    ),
-    "rope": (
-        "Middle: similarity of cos(position × θᵢ), the rotation RoPE applies; real models "
-        "rotate queries and keys inside attention, not the input."
-    ),
 }
 
 
@@ -139,7 +108,7 @@ def repeated_token_pairs(token_ids: Sequence[int]) -> list[tuple[int, int]]:
 @dataclass(frozen=True)
 class RepeatedToken:
     """Two occurrences of one token and their similarity in each panel (values from the
-    matrices the figure shows)."""
+    matrices the figure shows; :mod:`posviz.lesson_text` words them)."""
 
     scheme: Scheme
     token_id: int
@@ -149,22 +118,6 @@ class RepeatedToken:
     token_similarity: float
     position_similarity: float
     input_similarity: float
-
-    def sentence(self) -> str:
-        """Plain text (escape it before handing it to Markdown, or use :meth:`markdown`)."""
-        return self._render(f"'{self.token_text}'")
-
-    def markdown(self) -> str:
-        """The sentence for ``st.markdown``: the token text is escaped and put in quotes."""
-        return self._render(f"“{for_markdown(self.token_text)}”")
-
-    def _render(self, token: str) -> str:
-        return (
-            f"Token {token} (id {self.token_id}) appears at positions {self.first} and "
-            f"{self.second}. The token panel shows similarity {self.token_similarity:.3f} "
-            f"between them (same token id, same vector); the input panel shows "
-            f"{self.input_similarity:.3f}: {_WHY[self.scheme]}."
-        )
 
 
 def first_repeat(window: WindowEmbeddings) -> RepeatedToken | None:

@@ -16,6 +16,7 @@ from reference import cosine_similarity as reference_similarity
 
 from posviz.config import SCHEMES, Scheme
 from posviz.embeddings import SeededEmbeddings
+from posviz.lesson_text import repeat_sentence
 from posviz.pipeline import WindowEmbeddings, embed_window
 from posviz.similarity import (
     cosine_similarity,
@@ -185,10 +186,10 @@ def test_first_repeat_quotes_the_figures_values(tables: SeededEmbeddings, scheme
     assert note.input_similarity == pytest.approx(expected_input, abs=1e-6)
     if scheme == "none":
         assert note.input_similarity == 1.0
-        assert "cannot tell" in note.sentence()
+        assert "cannot tell" in repeat_sentence(note)
     else:
         assert note.input_similarity < 0.999
-    sentence = note.sentence()
+    sentence = repeat_sentence(note)
     assert f"{note.token_similarity:.3f}" in sentence
     assert f"{note.input_similarity:.3f}" in sentence
     assert "positions 1 and 4" in sentence
@@ -206,8 +207,8 @@ def test_markdown_sentence_escapes_the_token(tables: SeededEmbeddings) -> None:
     note = first_repeat(window)
     assert note is not None
     assert note.token_text == "**"
-    assert "“\\*\\*”" in note.markdown()
-    assert "'**'" in note.sentence()
+    assert "“\\*\\*”" in repeat_sentence(note, markdown=True)
+    assert "'**'" in repeat_sentence(note)
 
 
 def test_rope_input_similarity_depends_only_on_distance(tables: SeededEmbeddings) -> None:
