@@ -30,6 +30,7 @@ import json
 import math
 import os
 import re
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
@@ -194,7 +195,9 @@ class _Answer:
 
 
 def _http_get(source: HubFile, url: str, first: int, last: int) -> _Answer:
-    """``GET url`` with ``Range: bytes=first-last``, following redirects by hand."""
+    """``GET url`` with ``Range: bytes=first-last``, following redirects by hand; all hops
+    together get ``source.timeout`` seconds to answer."""
+    deadline = time.monotonic() + source.timeout
     if source.offline:
         raise HubOffline("HF_HUB_OFFLINE is set, so posviz does not contact the Hub")
     commit = linked_size = etag = None
@@ -210,7 +213,10 @@ def _http_get(source: HubFile, url: str, first: int, last: int) -> _Answer:
             },
         )
         try:
-            response = _OPENER.open(request, timeout=source.timeout)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            response = _OPENER.open(request, timeout=remaining)
         except urllib.error.HTTPError as error:
             detail = error.headers.get("X-Error-Message") or error.reason
             error.close()
@@ -281,18 +287,27 @@ def _check_partial(answer: _Answer, first: int, last: int, *, may_end_early: boo
     raise HubError(problem)
 
 
-def _read_into(answer: _Answer, count: int, write: Callable[[bytes], object]) -> int:
-    """Pass up to ``count`` bytes of the body to ``write`` in chunks; return how many arrived."""
+def _read_into(
+    source: HubFile, answer: _Answer, count: int, write: Callable[[bytes], object]
+) -> int:
+    """Pass up to ``count`` bytes of the body to ``write`` in chunks; return how many arrived
+    before the end or a cut connection. Silence for ``source.timeout`` raises :class:`HubOffline`
+    (the response's socket timeout applies to every read)."""
     received = 0
     try:
         while received < count:
-            chunk = answer.response.read(min(CHUNK_BYTES, count - received))
+            chunk = answer.response.read1(min(CHUNK_BYTES, count - received))
             if not chunk:
                 break
             write(chunk)
             received += len(chunk)
+    except TimeoutError:
+        raise HubOffline(
+            f"{_host(source.endpoint)} sent nothing for {source.timeout:g} s "
+            f"after {received:,} of {count:,} bytes"
+        ) from None
     except (OSError, http.client.HTTPException):
-        pass  # a cut connection or silence past the timeout: the caller resumes or reports
+        pass  # a cut connection: the caller resumes or reports the shortfall
     finally:
         answer.response.close()
     return received
@@ -342,7 +357,7 @@ class RemoteSafetensors:
             answer = _http_get(self.source, self.source.url(self.commit), start, last)
             self._check_commit(answer)
             _check_partial(answer, start, last)
-            _read_into(answer, total - done, write)
+            _read_into(self.source, answer, total - done, write)
         if done != total:
             raise HubError(
                 f"the connection to {_host(self.source.endpoint)} was cut {MAX_ATTEMPTS} times; "
@@ -370,8 +385,9 @@ def open_safetensors(source: HubFile) -> RemoteSafetensors:
             f"(got {str(commit)[:60]!r}): is HF_ENDPOINT a Hugging Face Hub?"
         )
     size = _check_partial(answer, 0, HEADER_PREFIX - 1, may_end_early=True)
-    prefix = answer.response.read(HEADER_PREFIX)
-    answer.response.close()
+    chunks: list[bytes] = []
+    _read_into(source, answer, min(HEADER_PREFIX, size), chunks.append)
+    prefix = b"".join(chunks)
     if answer.linked_size is not None and answer.linked_size != size:
         raise HubError(
             f"the Hub says the file has {answer.linked_size:,} bytes, the CDN {size:,}: "
@@ -404,6 +420,6 @@ def _fetch_bytes(source: HubFile, commit: str, first: int, last: int) -> bytes:
     _check_partial(answer, first, last)
     chunks: list[bytes] = []
     count = last - first + 1
-    if _read_into(answer, count, chunks.append) != count:
+    if _read_into(source, answer, count, chunks.append) != count:
         raise HubError("the connection was cut while reading the safetensors header")
     return b"".join(chunks)

@@ -319,9 +319,13 @@ class Gpt2Store:
         folder = self.root / remote.commit
         part = folder / f"{spec.file_name}.part-{os.getpid()}-{threading.get_ident()}"
 
-        def report(done: int, total: int) -> None:
+        reported = 0
+
+        def report(done: int, total: int) -> None:  # at most every MiB, and at the end
+            nonlocal reported
             self._progress.done, self._progress.total = done, total
-            if progress is not None:
+            if progress is not None and (done - reported >= 1 << 20 or done == total):
+                reported = done
                 progress(done, total)
 
         self._progress = _Shared(0, spec.nbytes, spec.name)

@@ -131,6 +131,7 @@ class FakeHub:
     cut_after: int | None = None  # the CDN closes the connection after this many body bytes
     cuts_left: int = 0  # how many responses are cut (then it serves whole answers)
     silent_cdn: bool = False  # the CDN accepts the request and never answers
+    stall_after: int | None = None  # the CDN sends its headers and this many bytes, then stalls
     location: str | None = None  # where /resolve/ redirects to instead of the CDN path
     requests: list[tuple[str, str | None]] = field(default_factory=list)  # (path, Range)
     release: threading.Event = field(default_factory=threading.Event)
@@ -223,6 +224,14 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Range", f"bytes {first}-{last}/{size}")
             self.end_headers()
             limit = last - first + 1
+            if hub.stall_after is not None:
+                with hub.blob.open("rb") as handle:
+                    handle.seek(first)
+                    self.wfile.write(handle.read(min(limit, hub.stall_after)))
+                self.wfile.flush()
+                hub.release.wait(timeout=60)  # until the test ends; the client gives up first
+                self.close_connection = True
+                return
             with hub.lock:
                 if hub.cut_after is not None and hub.cuts_left > 0:
                     hub.cuts_left -= 1

@@ -247,6 +247,29 @@ def test_a_silent_server_is_given_up_on_after_the_timeout(blob: Blob) -> None:
         open_safetensors(source(hub))
 
 
+def test_a_server_that_stalls_inside_the_header_is_given_up_on(blob: Blob) -> None:
+    with (
+        serve(blob.path, stall_after=4) as hub,
+        pytest.raises(HubOffline, match=r"sent nothing for 0.5 s after 4 of"),
+    ):
+        open_safetensors(source(hub))
+
+
+def test_a_download_that_stalls_is_given_up_on_without_retrying(hub: FakeHub, blob: Blob) -> None:
+    remote = open_safetensors(source(hub))
+    hub.stall_after = 100
+    with pytest.raises(HubOffline, match=r"sent nothing for 0.5 s after 100 of 2,048 bytes"):
+        remote.download("wte.weight", io.BytesIO())
+    begin = blob.offsets["wte.weight"][0]
+    assert [r for p, r in hub.requests if p.startswith("/cdn/")][1:] == [
+        f"bytes={begin}-{begin + 2047}"
+    ]
+
+
+def test_the_default_timeout_is_30_seconds() -> None:
+    assert HubFile().timeout == 30
+
+
 def test_a_closed_port_is_offline() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
