@@ -1,4 +1,4 @@
-"""posviz.hub against a loopback stand-in for the Hub (tests/fake_hub.py), never the real one.
+"""posviz.hub against a loopback stand-in for the Hub (devtools/fake_hub.py), never the real one.
 
 The served file is made up (random tables with GPT-2's tensor names); expected values come
 from the arrays the test wrote into it, not from the reader.
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fake_hub import COMMIT, OTHER_COMMIT, Blob, FakeHub, serve, write_safetensors
 
+from devtools.fake_hub import COMMIT, OTHER_COMMIT, Blob, FakeHub, serve, write_safetensors
 from posviz.hub import (
     HEADER_PREFIX,
     HubError,

@@ -1,7 +1,7 @@
 """posviz.pretrained: download once, check, memory-map; offline use; damaged caches; locks.
 
 Small stand-in tables for most tests, one test with GPT-2's full shapes. All served by the
-loopback stand-in in tests/fake_hub.py: random numbers, NOT GPT-2's.
+loopback stand-in in devtools/fake_hub.py: random numbers, NOT GPT-2's.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from fake_hub import (
+
+from devtools.fake_hub import (
     COMMIT,
     Blob,
     FakeHub,
@@ -23,7 +24,6 @@ from fake_hub import (
     serve,
     write_safetensors,
 )
-
 from posviz.hub import HEADER_PREFIX, HubFile
 from posviz.pretrained import (
     WPE,
