@@ -7,9 +7,11 @@ Run with ``streamlit run app.py``.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 import streamlit as st
 import torch
+from streamlit.delta_generator import DeltaGenerator
 
 from posviz.batching import Batch
 from posviz.codegen import reproduction_script
@@ -18,14 +20,28 @@ from posviz.config import (
     EMB_DIM_RANGE,
     MAX_TEXT_CHARS,
     SEED_RANGE,
+    WEIGHTS,
     Settings,
     SettingsError,
+    for_weights,
     settings_from_widgets,
     widget_values,
 )
 from posviz.embeddings import SeededEmbeddings, TorchFillError
 from posviz.export import figure_html, matrices_csv, matrices_npy
 from posviz.figures import embeddings_figure
+from posviz.gpt2_lesson import (
+    EMB_DIM_FIXED,
+    FALLBACK,
+    RANDOM_POSITIONS,
+    SCHEME_FIXED,
+    SEED_NO_EFFECT,
+    TRAINED_POSITIONS,
+    WEIGHTS_HELP,
+    WEIGHTS_LABELS,
+    neighbour_sentence,
+    source_caption,
+)
 from posviz.lecture import STEPS, reveal_panels
 from posviz.lesson_text import (
     POSITION_PANEL_NOTES,
@@ -35,8 +51,14 @@ from posviz.lesson_text import (
 )
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings, shapes
 from posviz.presets import PRESETS, matching_preset
+from posviz.pretrained import Gpt2Embeddings, Gpt2Store, Gpt2Unavailable
 from posviz.query import query_from_settings, read_link
-from posviz.similarity import first_repeat, similarity_figure
+from posviz.similarity import (
+    cosine_similarity,
+    first_repeat,
+    neighbour_similarity,
+    similarity_figure,
+)
 from posviz.token_text import for_markdown, readable
 from posviz.tokenizer import TokenizerDataError, token_texts
 from posviz.view import View, build_view
@@ -60,6 +82,53 @@ def tables_for(settings: Settings) -> EmbeddingTables:
     return seeded_tables(settings.seed, settings.emb_dim)
 
 
+@st.cache_resource(show_spinner=False)
+def gpt2_store() -> Gpt2Store:
+    """GPT-2's tables in the cache folder; one store per process, so sessions that ask at the
+    same time download once (its lock) and share the memory-mapped tables."""
+    return Gpt2Store()
+
+
+def gpt2_tables() -> Gpt2Embeddings | None:
+    """GPT-2's trained tables (downloaded once, with a progress bar); ``None`` and one
+    message if they are not cached and cannot be downloaded, or are damaged."""
+    bars: list[DeltaGenerator] = []
+
+    def progress(done: int, total: int) -> None:
+        table = "token table (wte)" if total > 10_000_000 else "positional table (wpe)"
+        text = f"Downloading GPT-2's {table} once: {done / 1e6:.0f} of {total / 1e6:.0f} MB"
+        if not bars:
+            bars.append(st.progress(0.0, text=text))
+        bars[0].progress(min(done / total, 1.0), text=text)
+
+    try:
+        return gpt2_store().tables(progress=progress)
+    except Gpt2Unavailable as error:
+        st.warning(f"{for_markdown(str(error))}. {FALLBACK}", icon="📡")
+        return None
+    finally:
+        for bar in bars:
+            bar.empty()
+
+
+def switch_weights() -> None:
+    """GPT-2's tables fix d = 768 and the learned scheme; back on init, the view's own d and
+    scheme return."""
+    weights = st.session_state["weights"]
+    if weights == "gpt2":
+        st.session_state["init_dim_scheme"] = (
+            st.session_state["emb_dim"],
+            st.session_state["scheme"],
+        )
+    current = settings_from_widgets(st.session_state)
+    changed = for_weights(current, weights)
+    if weights == "init" and "init_dim_scheme" in st.session_state:
+        emb_dim, scheme = st.session_state["init_dim_scheme"]
+        changed = for_weights(replace(current, emb_dim=emb_dim, scheme=scheme), "init")
+    st.session_state["emb_dim"], st.session_state["scheme"] = changed.emb_dim, changed.scheme
+    st.session_state["preset"] = matching_preset(changed) or CUSTOM
+
+
 def init_state() -> list[str]:
     """On a session's first run, take the settings from the URL; return notices."""
     if "context_length" in st.session_state:
@@ -76,7 +145,7 @@ def apply_preset() -> None:
     preset = PRESETS.get(st.session_state["preset"])
     if preset is None:
         return
-    st.session_state.update(widget_values(preset))
+    st.session_state.update(widget_values(for_weights(preset, st.session_state["weights"])))
 
 
 def explain(text: str) -> None:
@@ -106,12 +175,24 @@ def keep_stride_in_step() -> None:
 def controls() -> Settings:
     with st.sidebar:
         st.selectbox("Example", [*PRESETS, CUSTOM], key="preset", on_change=apply_preset)
+        trained = st.session_state.get("weights") == "gpt2"
+        st.radio(
+            "Weights",
+            WEIGHTS,
+            format_func=WEIGHTS_LABELS.__getitem__,
+            key="weights",
+            on_change=switch_weights,
+            horizontal=True,
+            help=WEIGHTS_HELP,
+        )
         st.selectbox(
             "Positional scheme",
             list(SCHEME_LABELS),
             format_func=SCHEME_LABELS.__getitem__,
             key="scheme",
             on_change=mark_custom,
+            disabled=trained,
+            help=SCHEME_FIXED if trained else None,
         )
         st.text_area(
             "Text",
@@ -127,7 +208,14 @@ def controls() -> Settings:
             key="context_length",
             on_change=keep_stride_in_step,
         )
-        st.slider("Embedding dimension d", *EMB_DIM_RANGE, key="emb_dim", on_change=mark_custom)
+        st.slider(
+            "Embedding dimension d",
+            *EMB_DIM_RANGE,
+            key="emb_dim",
+            on_change=mark_custom,
+            disabled=trained,
+            help=EMB_DIM_FIXED if trained else None,
+        )
         advanced = not st.session_state.get("lecture")  # lecture mode: fewer controls
         if advanced:
             st.slider(
@@ -146,6 +234,8 @@ def controls() -> Settings:
                 key="seed",
                 on_change=mark_custom,
                 persist_state="session",
+                disabled=trained,
+                help=SEED_NO_EFFECT if trained else None,
             )
         st.toggle(
             "Lecture mode",
@@ -265,7 +355,11 @@ def embeddings_view(settings: Settings, embeddings: WindowEmbeddings, step: int)
     if STEPS[step].panels < 3:
         reveal_panels(figure, STEPS[step].panels)
     st.plotly_chart(figure, key="embeddings", theme=None, config=CHART_CONFIG)
-    st.markdown(SCHEME_NOTES[settings.scheme])
+    if settings.weights == "gpt2":
+        commit = gpt2_store().cached_commit() or "unknown"
+        st.markdown(source_caption(commit, len(embeddings.token_ids)))
+    else:
+        st.markdown(SCHEME_NOTES[settings.scheme])
     explain(
         "Self-attention on its own is blind to order: a repeated token has the same token "
         "vector wherever it stands (compare its rows in the left panel). Only the position "
@@ -289,7 +383,12 @@ def similarity_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
         )
     else:
         st.markdown(repeat_sentence(repeat, markdown=True))
-    explain(POSITION_PANEL_NOTES[settings.scheme])
+    neighbours = neighbour_similarity(cosine_similarity(embeddings.pos_embeddings))
+    if settings.scheme == "learned" and neighbours is not None:
+        st.markdown(neighbour_sentence(neighbours, len(embeddings.token_ids)))
+        explain(TRAINED_POSITIONS if settings.weights == "gpt2" else RANDOM_POSITIONS)
+    else:
+        explain(POSITION_PANEL_NOTES[settings.scheme])
 
 
 def code_view(settings: Settings) -> None:
@@ -377,8 +476,14 @@ def main() -> None:
             "that was cut off.",
             icon="⚠️",
         )
+    trained = gpt2_tables() if settings.weights == "gpt2" else None
+    if settings.weights == "gpt2" and trained is None:
+        settings = for_weights(settings, "init")  # the message says why
     try:
-        view = build_view(settings, tables=tables_for)
+        view = build_view(
+            settings,
+            tables=lambda s: trained if trained is not None else tables_for(s),
+        )
     except (SettingsError, TokenizerDataError, TorchFillError) as error:  # bad files or torch
         st.error(str(error))
         return

@@ -12,6 +12,15 @@ Chrome or Chromium; kaleido finds ``/usr/bin/chromium``, or set ``BROWSER_PATH``
 ``--csv`` and ``--npy`` write the three matrices (see :mod:`posviz.export`), ``--print-code``
 prints the reproduction script (see :mod:`posviz.codegen`) to standard output.
 
+GPT-2 124M's trained tables instead of the book's random ones: ``--weights gpt2`` (d is 768,
+the scheme learned). Before a lecture, fetch them into the cache (157 MB, once), so the app
+works offline afterwards::
+
+    python -m posviz --fetch-gpt2              # wte and wpe; --fetch-gpt2 positions: wpe only
+
+The cache folder is ``POSVIZ_CACHE_DIR`` (default ``~/.cache/posviz``); ``HF_ENDPOINT`` points
+at a Hub mirror; a Hub that cannot be reached, or a damaged download, exits with status 1.
+
 Bad settings print one line to standard error and exit with status 2; a file that cannot be
 written (or PNG without kaleido), damaged tokenizer files, and a torch that fails posviz's
 self-check (:func:`posviz.embeddings.check_torch_fill`) exit with status 1. Messages about
@@ -33,18 +42,24 @@ from posviz.codegen import reproduction_script
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
     EMB_DIM_RANGE,
+    GPT2_EMB_DIM,
     SCHEMES,
     SEED_RANGE,
+    WEIGHTS,
     Settings,
     SettingsError,
+    for_weights,
     validate,
 )
 from posviz.embeddings import TorchFillError
 from posviz.export import figure_html, matrices_csv, matrices_npy
 from posviz.figures import embeddings_figure
+from posviz.hub import HubError, HubFile, Progress
+from posviz.pipeline import EmbeddingTables
+from posviz.pretrained import Gpt2Store
 from posviz.similarity import similarity_figure
 from posviz.tokenizer import TokenizerDataError
-from posviz.view import build_view
+from posviz.view import TablesFor, build_view, seeded_tables
 
 PROG = "python -m posviz"
 PNG_WIDTH = 1600  # pixels: three panels side by side need a wide image
@@ -86,8 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--emb-dim",
         type=int,
-        default=default.emb_dim,
-        help=f"d, {EMB_DIM_RANGE[0]}-{EMB_DIM_RANGE[1]} (default {default.emb_dim})",
+        default=None,
+        help=f"d, {EMB_DIM_RANGE[0]}-{EMB_DIM_RANGE[1]} (default {default.emb_dim}; "
+        f"{GPT2_EMB_DIM} with --weights gpt2)",
     )
     parser.add_argument(
         "--seed",
@@ -99,7 +115,33 @@ def build_parser() -> argparse.ArgumentParser:
         "--stride", type=int, default=None, help="tokens between windows (default: T)"
     )
     parser.add_argument("--window", type=int, default=0, help="window of the batch (default 0)")
-    parser.add_argument("--scheme", choices=SCHEMES, default=default.scheme)
+    parser.add_argument(
+        "--scheme",
+        choices=SCHEMES,
+        default=None,
+        help=f"positional scheme (default {default.scheme}; only learned with --weights gpt2)",
+    )
+    parser.add_argument(
+        "--weights",
+        choices=WEIGHTS,
+        default=default.weights,
+        help="init: the book's seeded random tables (default); gpt2: GPT-2 124M's trained "
+        "wte and wpe from the Hugging Face Hub (downloaded once, then cached)",
+    )
+    parser.add_argument(
+        "--fetch-gpt2",
+        nargs="?",
+        const="all",
+        choices=("all", "positions"),
+        help="download GPT-2's tables into the cache now, so the app works offline later "
+        "(all: wte and wpe, 157 MB; positions: wpe only, 3 MB)",
+    )
+    parser.add_argument(
+        "--gpt2-revision",
+        default=None,
+        help="branch, tag or commit of openai-community/gpt2 (default: "
+        "POSVIZ_GPT2_REVISION, else main)",
+    )
     parser.add_argument(
         "--view",
         choices=("embeddings", "similarity"),
@@ -133,19 +175,61 @@ def _settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Sett
             parser.error(f"cannot read --text-file {str(args.text_file)!r}: {error}")
     else:
         text = Settings().text if args.text is None else args.text
+    default = for_weights(Settings(), args.weights)  # gpt2: d 768, scheme learned
     settings = Settings(
         text=text,
         context_length=args.context_length,
-        emb_dim=args.emb_dim,
+        emb_dim=default.emb_dim if args.emb_dim is None else args.emb_dim,
         seed=args.seed,
         stride=args.stride,
         window=args.window,
-        scheme=args.scheme,
+        scheme=default.scheme if args.scheme is None else args.scheme,
+        weights=args.weights,
     )
     try:
         return validate(settings)
     except SettingsError as error:
         parser.error(str(error))
+
+
+def _progress_printer() -> Progress:
+    """Download progress on standard error, every 10 % of each table."""
+    printed: dict[int, int] = {}  # total -> last tenth printed
+
+    def progress(done: int, total: int) -> None:
+        tenth = 10 * done // total
+        if printed.get(total, -1) < tenth:
+            printed[total] = tenth
+            table = "wte.weight (tokens)" if total > 10_000_000 else "wpe.weight (positions)"
+            sys.stderr.write(f"{table}: {10 * tenth}% of {total / 1e6:.1f} MB\n")
+
+    return progress
+
+
+def _fetch(store: Gpt2Store, *, positions_only: bool) -> None:
+    """``--fetch-gpt2``: ask the Hub for the revision's commit and download what is missing."""
+    try:
+        commit = store.fetch(positions_only=positions_only, progress=_progress_printer())
+    except HubError as error:
+        _fail(f"cannot fetch GPT-2's tables: {error}")
+    sys.stderr.write(
+        f"GPT-2's {'positional table' if positions_only else 'tables'} of "
+        f"{store.source.repo_id} at commit {commit} are in {store.root}\n"
+    )
+
+
+def _tables(store: Gpt2Store) -> TablesFor:
+    """The tables of a view: the book's seeded ones, or GPT-2's (downloaded if not cached)."""
+
+    def tables(settings: Settings) -> EmbeddingTables:
+        if settings.weights != "gpt2":
+            return seeded_tables(settings)
+        try:
+            return store.tables(progress=_progress_printer())
+        except HubError as error:
+            _fail(str(error))
+
+    return tables
 
 
 def _figure_bytes(figure: go.Figure, out: Path, width: int) -> bytes:
@@ -175,15 +259,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not (args.out or args.csv or args.npy or args.print_code):
-        parser.error("nothing to do: give --out, --csv, --npy or --print-code")
+    outputs = args.out or args.csv or args.npy or args.print_code
+    if not (outputs or args.fetch_gpt2):
+        parser.error("nothing to do: give --out, --csv, --npy, --print-code or --fetch-gpt2")
     if args.out is not None and args.out.suffix.lower() not in (".html", ".htm", ".png"):
         parser.error(f"--out must end in .html or .png, got {str(args.out)!r}")
     if not 100 <= args.width <= 10_000:
         parser.error(f"--width must be from 100 to 10000 pixels, got {args.width}")
     settings = _settings(args, parser)
     try:
-        window = build_view(settings, strict=True).embeddings
+        store = Gpt2Store(source=HubFile.from_env(revision=args.gpt2_revision))
+    except ValueError as error:  # HF_ENDPOINT not an http(s) URL, an empty revision
+        parser.error(str(error))
+    if args.fetch_gpt2:
+        _fetch(store, positions_only=args.fetch_gpt2 == "positions")
+        if not outputs:
+            return 0
+    try:
+        window = build_view(settings, strict=True, tables=_tables(store)).embeddings
         if window is None:
             parser.error("the text is empty: give --text or --text-file")
         code = reproduction_script(settings) if args.print_code else None

@@ -12,10 +12,13 @@ from typing import Final, Literal, get_args
 
 Scheme = Literal["learned", "sinusoidal", "none", "rope"]
 SCHEMES: Final[tuple[Scheme, ...]] = get_args(Scheme)
+Weights = Literal["init", "gpt2"]  # the book's seeded random tables, or GPT-2 124M's trained
+WEIGHTS: Final[tuple[Weights, ...]] = get_args(Weights)
 
 GPT2_VOCAB_SIZE: Final = 50257  # tiktoken "gpt2": 50,000 merges + 256 bytes + <|endoftext|>
 CONTEXT_LENGTH_RANGE: Final = (1, 1024)  # GPT-2's context is 1,024 positions
 EMB_DIM_RANGE: Final = (2, 768)  # 2 is the smallest pair RoPE can rotate; 768 is GPT-2 small
+GPT2_EMB_DIM: Final = 768  # GPT-2 124M's wte and wpe have 768 columns
 SEED_RANGE: Final = (0, 2**32 - 1)  # any seed torch.manual_seed takes that fits in a URL nicely
 MAX_TEXT_CHARS: Final = 25_000  # room for the whole of The Verdict (20,479 characters)
 
@@ -39,6 +42,8 @@ class Settings:
     stride: int | None = None  # None: equal to context_length (no overlap), as in section 2.8
     window: int = 0  # which window of the batch [B, T] to show
     scheme: Scheme = "learned"
+    # "gpt2": GPT-2 124M's trained wte/wpe (emb_dim 768, scheme learned, seed unused)
+    weights: Weights = "init"
 
     @property
     def effective_stride(self) -> int:
@@ -77,6 +82,18 @@ def validate(settings: Settings) -> Settings:
         raise SettingsError(f"window must be 0 or more, got {settings.window}")
     if settings.scheme not in SCHEMES:
         raise SettingsError(f"scheme must be one of {', '.join(SCHEMES)}, got {settings.scheme!r}")
+    if settings.weights not in WEIGHTS:
+        raise SettingsError(f"weights must be init or gpt2, got {settings.weights!r}")
+    if settings.weights == "gpt2" and settings.emb_dim != GPT2_EMB_DIM:
+        raise SettingsError(
+            f"with weights=gpt2, emb_dim is GPT-2's {GPT2_EMB_DIM} (its trained tables have "
+            f"{GPT2_EMB_DIM} columns), got {settings.emb_dim}"
+        )
+    if settings.weights == "gpt2" and settings.scheme != "learned":
+        raise SettingsError(
+            f"with weights=gpt2 the scheme is learned (GPT-2 learned its positional table), "
+            f"got {settings.scheme}; the other schemes apply to weights=init"
+        )
     return settings
 
 
@@ -108,3 +125,15 @@ def settings_from_widgets(values: Mapping[str, object]) -> Settings:
     if changes.get("stride") == changes.get("context_length", Settings.context_length):
         changes["stride"] = None
     return Settings(**changes)  # type: ignore[arg-type]
+
+
+def for_weights(settings: Settings, weights: Weights) -> Settings:
+    """``settings`` with ``weights``: GPT-2's trained tables fix ``emb_dim`` to 768 and the
+    scheme to learned (not validated).
+
+    >>> for_weights(Settings(emb_dim=64, scheme="rope"), "gpt2").emb_dim
+    768
+    """
+    if weights == "gpt2":
+        return replace(settings, weights=weights, emb_dim=GPT2_EMB_DIM, scheme="learned")
+    return replace(settings, weights=weights)

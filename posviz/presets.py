@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Final
 
-from posviz.config import Settings
+from posviz.config import Settings, for_weights
 
 BOOK_2_5_TEXT: Final = (
     "Hello, do you like tea? <|endoftext|> In the sunlit terraces of someunknownPlace."
@@ -35,12 +35,12 @@ PRESETS: Final[dict[str, Settings]] = {
 
 def matching_preset(settings: Settings) -> str | None:
     """The name of the preset ``settings`` shows, or ``None``; an example seen under another
-    positional scheme is still that example."""
+    positional scheme, or with GPT-2's trained tables, is still that example."""
     return next(
         (
             name
             for name, preset in PRESETS.items()
-            if replace(preset, scheme=settings.scheme) == settings
+            if for_weights(replace(preset, scheme=settings.scheme), settings.weights) == settings
         ),
         None,
     )

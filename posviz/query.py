@@ -7,8 +7,9 @@ ever evaluated.
 >>> settings, notices = settings_from_query({"emb_dim": "256", "seed": "abc"})
 >>> settings.emb_dim, settings.seed, notices
 (256, 123, ["seed: 'abc' is not a whole number; using 123"])
->>> read_link({"scheme": "rope", "lecture": "1"})
-Link(settings=Settings(..., scheme='rope'), lecture=True, notices=())
+>>> link = read_link({"scheme": "rope", "lecture": "1"})
+>>> link.settings.scheme, link.lecture, link.notices
+('rope', True, ())
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from posviz.config import (
     MAX_TEXT_CHARS,
     SCHEMES,
     SEED_RANGE,
+    WEIGHTS,
     Settings,
+    for_weights,
 )
 
 MAX_TEXT_IN_URL: Final = 2_000  # longer texts are not put in links (browsers cut long URLs)
@@ -92,6 +95,14 @@ def settings_from_query(
                     f"scheme: {raw[:40]!r} is not one of {', '.join(SCHEMES)}; "
                     f"using {settings.scheme}"
                 )
+        elif key == "weights":
+            if raw in WEIGHTS:
+                changes["weights"] = raw
+            else:
+                notices.append(
+                    f"weights: {raw[:40]!r} is not one of {', '.join(WEIGHTS)}; "
+                    f"using {settings.weights}"
+                )
         elif key in _INT_RANGES:
             current = getattr(settings, key)
             number, notice = _parse_int(key, raw, "auto" if current is None else current)
@@ -101,7 +112,21 @@ def settings_from_query(
                 changes[key] = number
         if not isinstance(value, str) and len(value) > 1 and key in KNOWN_KEYS:
             notices.append(f"{key}: given {len(value)} times; using the last")
-    return replace(settings, **changes), notices  # type: ignore[arg-type]
+    settings = replace(settings, **changes)  # type: ignore[arg-type]
+    if settings.weights == "gpt2":
+        fixed = for_weights(settings, "gpt2")
+        if "emb_dim" in changes and settings.emb_dim != fixed.emb_dim:
+            notices.append(
+                f"emb_dim: GPT-2's trained tables have {fixed.emb_dim} columns; "
+                f"using {fixed.emb_dim}, not {settings.emb_dim}"
+            )
+        if "scheme" in changes and settings.scheme != fixed.scheme:
+            notices.append(
+                f"scheme: GPT-2 learned its positions, so with weights=gpt2 the scheme is "
+                f"learned; {settings.scheme} applies to weights=init"
+            )
+        settings = fixed
+    return settings, notices
 
 
 def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
@@ -117,9 +142,10 @@ def query_from_settings(settings: Settings, *, lecture: bool = False) -> dict[st
     """The query parameters that restore ``settings`` (defaults left out, long text too)."""
     default = Settings()
     params: dict[str, str] = {}
+    implied = {"emb_dim", "scheme"} if settings.weights == "gpt2" else set()  # for_weights
     for field in fields(Settings):
         value = getattr(settings, field.name)
-        if value == getattr(default, field.name) or value is None:
+        if value == getattr(default, field.name) or value is None or field.name in implied:
             continue
         if field.name == "text" and len(str(value)) > MAX_TEXT_IN_URL:
             continue

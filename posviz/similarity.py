@@ -87,6 +87,32 @@ def similarities(window: WindowEmbeddings) -> Similarities:
     )
 
 
+@dataclass(frozen=True)
+class NeighbourSimilarity:
+    """How alike neighbouring positions are, from a position panel's ``[n, n]`` similarity."""
+
+    adjacent: float  # mean cosine similarity of positions p and p + 1
+    distant: float | None  # mean over pairs at least `distance` apart (None below 4 positions)
+    distance: int  # n // 2
+
+
+def neighbour_similarity(position: torch.Tensor) -> NeighbourSimilarity | None:
+    """Mean similarity of neighbouring positions, and of positions at least ``n // 2`` apart,
+    from the ``[n, n]`` matrix ``position`` (``None`` for fewer than 2 positions).
+
+    >>> neighbour_similarity(torch.tensor([[1.0, 0.5, 0.0], [0.5, 1.0, 0.5], [0.0, 0.5, 1.0]]))
+    NeighbourSimilarity(adjacent=0.5, distant=None, distance=2)
+    """
+    n = position.shape[0]
+    if n < 2:
+        return None
+    distance = max(2, n // 2)
+    adjacent = float(position.diagonal(1).double().mean())  # [n - 1] pairs (p, p + 1)
+    far = [position.diagonal(k) for k in range(distance, n)]  # pairs >= distance apart
+    distant = float(torch.cat(far).double().mean()) if far and n >= 4 else None
+    return NeighbourSimilarity(adjacent, distant, distance)
+
+
 def repeated_token_pairs(token_ids: Sequence[int]) -> list[tuple[int, int]]:
     """Every pair of positions ``(i, j)``, ``i < j``, holding the same token id, sorted.
 

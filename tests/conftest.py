@@ -22,6 +22,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis.configuration import set_hypothesis_home_dir
 from streamlit.testing.v1 import AppTest
 
+from devtools.fake_hub import Blob, FakeHub, gpt2_layout, made_up_tables, serve, write_safetensors
 from devtools.server import running_server
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,6 +38,12 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+# GPT-2's trained tables: no test may reach the real Hugging Face Hub or read the user's cache.
+# Everything (AppTest, the CLI, `streamlit run` servers started by tests) inherits these;
+# tests that need tables use the `gpt2_hub` fixture, a loopback stand-in with made-up tables.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"  # nothing listens there
+os.environ["POSVIZ_CACHE_DIR"] = tempfile.mkdtemp(prefix="posviz-test-empty-cache-")
 # Hypothesis keeps no example database, and its other files (a cache of constants) go to the
 # system temp folder: tests write nothing into the working tree.
 set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "posviz-hypothesis")
@@ -143,3 +150,32 @@ def other_torch_fill(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     posviz.embeddings._torch_fill_matches.cache_clear()
     yield
     posviz.embeddings._torch_fill_matches.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def gpt2_blob(tmp_path_factory: pytest.TempPathFactory) -> Blob:
+    """A made-up safetensors file with GPT-2 124M's 148 tensor names, shapes and dtypes
+    (548 MB, sparse): wte and wpe hold random numbers, NOT GPT-2's; the rest are zeros."""
+    return write_safetensors(
+        tmp_path_factory.mktemp("gpt2") / "model.safetensors",
+        gpt2_layout(),
+        made_up_tables(50257, 1024, 768),
+    )
+
+
+@pytest.fixture
+def gpt2_hub(gpt2_blob: Blob, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    """The loopback Hub serving :func:`gpt2_blob`, with ``HF_ENDPOINT`` pointing at it and
+    ``POSVIZ_CACHE_DIR`` at an empty folder; the app's cached store is dropped before and after
+    (``st.cache_resource`` outlives an AppTest)."""
+    import streamlit as st
+
+    with serve(gpt2_blob.path) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+        monkeypatch.setenv("POSVIZ_CACHE_DIR", str(tmp_path / "cache"))
+        monkeypatch.delenv("HF_HUB_OFFLINE")
+        st.cache_resource.clear()
+        try:
+            yield hub
+        finally:
+            st.cache_resource.clear()

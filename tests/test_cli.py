@@ -16,6 +16,7 @@ import torch
 from reference import book_window
 
 import posviz.cli
+from devtools.fake_hub import COMMIT, Blob, FakeHub
 from posviz.cli import main
 from posviz.codegen import reproduction_script
 from posviz.config import Settings
@@ -221,3 +222,72 @@ def test_a_torch_that_fails_the_self_check_exits_1_naming_it(
     assert f"torch {torch.__version__} fills nn.Embedding differently" in err
     assert "torch==2.13.0" in err
     assert not (tmp_path / "m.npy").exists()
+
+
+# --- GPT-2's trained tables (a loopback stand-in with made-up tables, see conftest) --------
+
+
+def test_fetch_gpt2_then_offline_npy_holds_the_served_rows(
+    gpt2_hub: FakeHub,
+    gpt2_blob: Blob,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["--fetch-gpt2"]) == 0
+    err = capsys.readouterr().err
+    assert "wte.weight (tokens): 100% of 154.4 MB" in err
+    assert f"at commit {COMMIT} are in" in err
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # a lecture hall without network
+    out = tmp_path / "gpt2.npy"
+    text = "Hello world, hello world"
+    assert main(["--weights", "gpt2", "--text", text, "--npy", str(out)]) == 0
+    token_ids = encode(text)
+    tokens = gpt2_blob.arrays["wte.weight"][token_ids]
+    positions = gpt2_blob.arrays["wpe.weight"][: len(token_ids)]
+    assert np.array_equal(np.load(out), np.stack([tokens, positions, tokens + positions]))
+
+
+def test_fetch_gpt2_positions_only(
+    gpt2_hub: FakeHub, gpt2_blob: Blob, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--fetch-gpt2", "positions"]) == 0
+    cache = Path(os.environ["POSVIZ_CACHE_DIR"])
+    assert [p.name for p in cache.rglob("*.f32")] == ["wpe.weight.f32"]
+    begin, end = gpt2_blob.offsets["wpe.weight"]
+    assert gpt2_hub.cdn_bytes() == 100_000 + end - begin
+    assert "GPT-2's positional table of openai-community/gpt2" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        pytest.param(["--scheme", "rope"], "with weights=gpt2 the scheme is learned", id="rope"),
+        pytest.param(["--emb-dim", "64"], "emb_dim is GPT-2's 768", id="d64"),
+    ],
+)
+def test_gpt2_with_other_scheme_or_d_is_a_usage_error(
+    args: list[str], words: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["--weights", "gpt2", *args, "--csv", str(tmp_path / "x.csv")])
+    assert caught.value.code == 2
+    assert words in capsys.readouterr().err
+
+
+def test_gpt2_offline_without_cache_exits_1_saying_how_to_fetch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["--weights", "gpt2", "--csv", str(tmp_path / "x.csv")])
+    assert caught.value.code == 1
+    err = capsys.readouterr().err
+    assert "not in the cache" in err and "python -m posviz --fetch-gpt2" in err
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_fetch_gpt2_offline_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["--fetch-gpt2"])
+    assert caught.value.code == 1
+    assert "cannot fetch GPT-2's tables: HF_HUB_OFFLINE is set" in capsys.readouterr().err

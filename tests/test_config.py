@@ -16,6 +16,7 @@ from posviz.config import (
     MAX_TEXT_CHARS,
     Settings,
     SettingsError,
+    for_weights,
     settings_from_widgets,
     validate,
     widget_values,
@@ -193,3 +194,17 @@ def test_widget_values_round_trip(settings: Settings) -> None:
 
 def test_missing_widget_values_are_the_defaults() -> None:
     assert settings_from_widgets({"emb_dim": 8}) == Settings(emb_dim=8)
+
+
+def test_gpt2_weights_fix_d_and_scheme() -> None:
+    gpt2 = for_weights(Settings(emb_dim=32, scheme="rope"), "gpt2")
+    assert (gpt2.weights, gpt2.emb_dim, gpt2.scheme) == ("gpt2", 768, "learned")
+    assert validate(gpt2) is gpt2
+    back = for_weights(gpt2, "init")
+    assert (back.weights, back.emb_dim, back.scheme) == ("init", 768, "learned")
+    with pytest.raises(SettingsError, match="with weights=gpt2, emb_dim is GPT-2's 768"):
+        validate(Settings(weights="gpt2"))
+    with pytest.raises(SettingsError, match="with weights=gpt2 the scheme is learned"):
+        validate(dataclasses.replace(gpt2, scheme="sinusoidal"))
+    with pytest.raises(SettingsError, match="weights must be init or gpt2, got 'gpt3'"):
+        validate(Settings(weights="gpt3"))  # type: ignore[arg-type]

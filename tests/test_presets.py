@@ -9,7 +9,7 @@ import torch
 from reference import book_layers
 
 from posviz.batching import make_batch
-from posviz.config import Settings, validate
+from posviz.config import Settings, for_weights, validate
 from posviz.embeddings import SeededEmbeddings
 from posviz.pipeline import embed_window, shapes
 from posviz.presets import PRESETS, matching_preset
@@ -121,3 +121,9 @@ def test_a_preset_is_recognised_under_any_scheme(name: str, scheme: str) -> None
 )
 def test_a_changed_preset_is_no_preset(change: dict[str, object]) -> None:
     assert matching_preset(replace(Settings(), **change)) is None  # type: ignore[arg-type]
+
+
+def test_an_example_with_gpt2_weights_is_still_that_example() -> None:
+    name, preset = next(iter(PRESETS.items()))
+    assert matching_preset(for_weights(preset, "gpt2")) == name
+    assert matching_preset(for_weights(replace(preset, text="mine"), "gpt2")) is None

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from posviz.config import Settings, validate
+from posviz.config import Settings, for_weights, validate
 from posviz.query import Link, query_from_settings, read_link, settings_from_query
 
 DEFAULT = Settings()
@@ -313,3 +313,12 @@ def test_read_link_keeps_the_settings_notices() -> None:
     link = read_link({"seed": "x", "lecture": "1"})
     assert (link.settings, link.lecture) == (DEFAULT, True)
     assert link.notices == ("seed: 'x' is not a whole number; using 123",)
+
+
+def test_gpt2_links_round_trip_with_d_and_scheme_implied() -> None:
+    gpt2 = for_weights(Settings(text="hi"), "gpt2")
+    assert query_from_settings(gpt2) == {"text": "hi", "weights": "gpt2"}
+    assert settings_from_query({"text": "hi", "weights": "gpt2"}) == (gpt2, [])
+    settings, notices = settings_from_query({"weights": "gpt2", "emb_dim": "64"})
+    assert settings.emb_dim == 768
+    assert notices == ["emb_dim: GPT-2's trained tables have 768 columns; using 768, not 64"]
