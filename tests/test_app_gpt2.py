@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import streamlit as st
-import torch
+from reference import book_tables
 from streamlit.testing.v1 import AppTest
 
 from devtools.fake_hub import COMMIT, Blob, FakeHub
@@ -137,10 +137,9 @@ def test_offline_without_cache_says_so_once_and_keeps_the_init_view(
     assert len(offline) == 1
     assert "python -m posviz --fetch-gpt2" in offline[0]
     assert "Showing the book's random init instead" in offline[0]
-    torch.manual_seed(123)
-    token_table = torch.nn.Embedding(50257, 768).weight.detach().numpy()
+    token_table, _ = book_tables(123, 768, 16)
     shown = chart_panels(at, decode_array)[0]
-    assert np.array_equal(shown, token_table[encode(TEXT)])
+    assert np.array_equal(shown, token_table[encode(TEXT)].numpy())
 
 
 def test_an_altered_cache_is_named_and_never_shown(
@@ -184,9 +183,7 @@ def test_similarity_quotes_how_alike_neighbouring_positions_are(
     if weights == "gpt2":
         positions = gpt2_blob.arrays["wpe.weight"][:n]
     else:
-        torch.manual_seed(123)
-        torch.nn.Embedding(50257, 768)
-        positions = torch.nn.Embedding(16, 768).weight.detach().numpy()[:n]
+        positions = book_tables(123, 768, 16)[1][:n].numpy()
     adjacent, distant = neighbour_numbers(positions)
     text = page_text(at)
     assert f"have mean cosine similarity **{adjacent:.3f}**" in text
