@@ -402,31 +402,18 @@ def code_view(settings: Settings) -> None:
 
 def download_view(embeddings: WindowEmbeddings) -> None:
     st.markdown("The matrices of the window on screen, and the figure as an offline web page.")
-    csv, npy, page = st.columns(3)
-    csv.download_button(
-        "Matrices (.csv)",
-        data=lambda: matrices_csv(embeddings),
-        file_name="posviz_matrices.csv",
-        mime="text/csv",
-        key="download_csv",
-        on_click="ignore",
-    )
-    npy.download_button(
-        "Matrices (.npy, [3, n, d])",
-        data=lambda: matrices_npy(embeddings),
-        file_name="posviz_matrices.npy",
-        mime="application/octet-stream",
-        key="download_npy",
-        on_click="ignore",
-    )
-    page.download_button(
-        "Figure (offline .html)",
-        data=lambda: figure_html(embeddings_figure(embeddings)),
-        file_name="posviz_figure.html",
-        mime="text/html",
-        key="download_html",
-        on_click="ignore",
-    )
+    downloads = (  # label, bytes on click, file name, MIME type, widget key
+        ("Matrices (.csv)", lambda: matrices_csv(embeddings), "posviz_matrices.csv", "text/csv",
+         "download_csv"),
+        ("Matrices (.npy, [3, n, d])", lambda: matrices_npy(embeddings), "posviz_matrices.npy",
+         "application/octet-stream", "download_npy"),
+        ("Figure (offline .html)", lambda: figure_html(embeddings_figure(embeddings)),
+         "posviz_figure.html", "text/html", "download_html"),
+    )  # fmt: skip
+    for column, (label, data, file_name, mime, key) in zip(st.columns(3), downloads, strict=True):
+        column.download_button(
+            label, data=data, file_name=file_name, mime=mime, key=key, on_click="ignore"
+        )
     st.caption(
         "PNG: use the camera icon at the top right of a chart. The .npy file holds one float32 "
         "array [3, n, d] (token, position, input); `numpy.load` reads it without pickle."

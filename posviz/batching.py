@@ -49,6 +49,7 @@ class Batch:
         return range(start, start + self.window_length)
 
     def window_token_ids(self, window: int) -> tuple[int, ...]:
+        """The token ids of ``window``: row ``window`` of the book's ``inputs [B, T]``."""
         span = self.window_span(window)
         return self.token_ids[span.start : span.stop]
 

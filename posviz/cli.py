@@ -61,9 +61,9 @@ from posviz.similarity import similarity_figure
 from posviz.tokenizer import TokenizerDataError
 from posviz.view import TablesFor, build_view, seeded_tables
 
-PROG = "python -m posviz"
-PNG_WIDTH = 1600  # pixels: three panels side by side need a wide image
-PNG_HELP = (
+_PROG = "python -m posviz"
+_PNG_WIDTH = 1600  # pixels: three panels side by side need a wide image
+_PNG_HELP = (
     "PNG needs kaleido 1.x and Chrome or Chromium: `pip install kaleido==1.5.0`, and if no "
     "Chrome is found set BROWSER_PATH=/usr/bin/chromium (or write .html instead)"
 )
@@ -73,6 +73,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, with every usage error on one line (and exit status 2)."""
 
     def error(self, message: str) -> NoReturn:
+        """Print ``message`` as one line with a pointer to ``--help``; exit with status 2."""
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
@@ -84,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     """
     default = Settings()
     parser = _Parser(
-        prog=PROG,
+        prog=_PROG,
         description="Write posviz's figure (token + position = input embeddings), its three "
         "matrices or the code that reproduces them, for given settings. No Streamlit needed.",
     )
@@ -151,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--lecture", action="store_true", help="large fonts for a projector")
     parser.add_argument("--out", type=Path, help="write the figure to this .html or .png file")
     parser.add_argument(
-        "--width", type=int, default=PNG_WIDTH, help=f"PNG width in pixels (default {PNG_WIDTH})"
+        "--width", type=int, default=_PNG_WIDTH, help=f"PNG width in pixels (default {_PNG_WIDTH})"
     )
     parser.add_argument("--csv", type=Path, help="write the three matrices to this CSV file")
     parser.add_argument("--npy", type=Path, help="write the matrices [3, n, d] to this .npy")
@@ -163,7 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _fail(message: str) -> NoReturn:
     """A problem that is not a usage error: one line on stderr, exit status 1."""
-    sys.stderr.write(f"{PROG}: error: {message}\n")
+    sys.stderr.write(f"{_PROG}: error: {message}\n")
     raise SystemExit(1)
 
 
@@ -239,7 +240,7 @@ def _figure_bytes(figure: go.Figure, out: Path, width: int) -> bytes:
         image: bytes = pio.to_image(figure, format="png", width=width)
     except Exception as error:  # kaleido missing, or no Chrome: say what to install
         first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        _fail(f"cannot write PNG ({first_line}). {PNG_HELP}")
+        _fail(f"cannot write PNG ({first_line}). {_PNG_HELP}")
     return image
 
 

@@ -27,7 +27,7 @@ from posviz.schemes import ROPE_BASE, SINUSOIDAL_BASE
 from posviz.tokenizer import without_lone_surrogates
 from posviz.view import batch_for
 
-PIECE_CHARS: Final = 60  # characters per piece of the text literal, for a readable script
+_PIECE_CHARS: Final = 60  # characters per piece of the text literal, for a readable script
 
 _HEADER: Final = '''\
 """Recreate posviz's three matrices: token + position = input embeddings.
@@ -110,7 +110,7 @@ def text_literal(text: str, *, indent: str = "    ") -> str:
     """``text`` as a Python expression that evaluates to exactly ``text``.
 
     Short text is one :func:`repr` literal; longer text is split at line ends and every
-    ``PIECE_CHARS`` characters into literals that Python joins inside parentheses.
+    ``_PIECE_CHARS`` characters into literals that Python joins inside parentheses.
 
     >>> text_literal('say "hi"')
     '\\'say "hi"\\''
@@ -122,9 +122,9 @@ def text_literal(text: str, *, indent: str = "    ") -> str:
     )
     """
     pieces = [
-        line[start : start + PIECE_CHARS]
+        line[start : start + _PIECE_CHARS]
         for line in text.splitlines(keepends=True)
-        for start in range(0, len(line), PIECE_CHARS)
+        for start in range(0, len(line), _PIECE_CHARS)
     ]
     if len(pieces) <= 1:
         return repr(text)

@@ -47,6 +47,7 @@ class Settings:
 
     @property
     def effective_stride(self) -> int:
+        """The stride in tokens: ``stride``, or ``context_length`` when it is ``None``."""
         return self.context_length if self.stride is None else self.stride
 
 

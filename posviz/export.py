@@ -32,7 +32,7 @@ import plotly.io as pio
 
 from posviz.pipeline import WindowEmbeddings
 
-MATRIX_NAMES: Final = ("token", "position", "input")  # order of rows in the CSV and the .npy
+_MATRIX_NAMES: Final = ("token", "position", "input")  # order of rows in the CSV and the .npy
 _FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")  # OWASP's CSV-injection triggers
 
 
@@ -60,7 +60,7 @@ def matrices_csv(window: WindowEmbeddings) -> bytes:
         ["matrix", "position", "token", "token_id", *(f"dim_{j}" for j in range(window.emb_dim))]
     )
     texts = [spreadsheet_safe(text) for text in window.token_texts]
-    for name, matrix in zip(MATRIX_NAMES, stacked, strict=True):
+    for name, matrix in zip(_MATRIX_NAMES, stacked, strict=True):
         for position, (text, token_id, row) in enumerate(
             zip(texts, window.token_ids, matrix, strict=True)
         ):

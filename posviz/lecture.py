@@ -16,6 +16,8 @@ import plotly.graph_objects as go
 
 @dataclass(frozen=True)
 class Step:
+    """One slide of lecture mode: its title, what it says, and how much of the view it shows."""
+
     title: str
     caption: str
     panels: int  # heatmap panels shown: 0 (none yet) to 3 (token | position | input)

@@ -59,6 +59,7 @@ class WindowEmbeddings:
 
     @property
     def emb_dim(self) -> int:
+        """d, the width of the three matrices."""
         return int(self.token_embeddings.shape[1])
 
 
@@ -75,6 +76,7 @@ def embed_window(
     if len(ids) > context_length:
         raise ValueError(f"a window holds at most {context_length} tokens, got {len(ids)}")
     token_embeddings = tables.token_embeddings(ids)  # [n, d]
+    # rows 0..n-1 of the [T, d] positional table: [n, d]
     learned = tables.pos_embeddings(context_length)[: len(ids)] if scheme == "learned" else None
     positioned = apply_scheme(scheme, token_embeddings, learned)
     return WindowEmbeddings(

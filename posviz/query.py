@@ -39,7 +39,7 @@ _INT_RANGES: Final = {
     "window": (0, 10_000_000),
 }
 _WHOLE_NUMBER: Final = re.compile(r"-?[0-9]{1,20}")  # ASCII digits, one optional minus sign
-KNOWN_KEYS: Final = frozenset(f.name for f in fields(Settings)) | {"lecture"}
+_KNOWN_KEYS: Final = frozenset(f.name for f in fields(Settings)) | {"lecture"}
 _LECTURE_ON: Final = frozenset({"1", "true", "on"})
 _LECTURE_OFF: Final = frozenset({"0", "false", "off"})
 
@@ -78,7 +78,7 @@ def settings_from_query(
     notices: list[str] = []
     for key, value in params.items():
         raw = _one(value)
-        if key not in KNOWN_KEYS:
+        if key not in _KNOWN_KEYS:
             notices.append(f"unknown parameter {key[:40]!r} ignored")
         elif key == "text":
             if len(raw) > MAX_TEXT_CHARS:
@@ -110,7 +110,7 @@ def settings_from_query(
                 notices.append(notice)
             else:
                 changes[key] = number
-        if not isinstance(value, str) and len(value) > 1 and key in KNOWN_KEYS:
+        if not isinstance(value, str) and len(value) > 1 and key in _KNOWN_KEYS:
             notices.append(f"{key}: given {len(value)} times; using the last")
     settings = replace(settings, **changes)  # type: ignore[arg-type]
     if settings.weights == "gpt2":

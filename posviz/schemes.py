@@ -72,11 +72,13 @@ def rope_angles(context_length: int, emb_dim: int) -> torch.Tensor:
 
 
 def rope_rotate(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
-    """Rotate pairs ``(x[j], x[j + d/2])`` of each row of ``x`` ``[n, d]`` by ``angles[:n]``."""
+    """Rotate pairs ``(x[j], x[j + d/2])`` of each row of ``x`` ``[n, d]`` by ``angles``
+    ``[n, d]`` (from :func:`rope_angles`): shape ``[n, d]``."""
     half = x.shape[-1] // 2
-    x1, x2, rest = x[..., :half], x[..., half : 2 * half], x[..., 2 * half :]
-    rotated = torch.cat((-x2, x1, torch.zeros_like(rest)), dim=-1)
-    cos, sin = torch.cos(angles), torch.sin(angles)
+    x1, x2 = x[..., :half], x[..., half : 2 * half]  # [n, d/2] each
+    rest = x[..., 2 * half :]  # [n, d % 2]: an odd last dimension, not rotated
+    rotated = torch.cat((-x2, x1, torch.zeros_like(rest)), dim=-1)  # [n, d]
+    cos, sin = torch.cos(angles), torch.sin(angles)  # [n, d]
     return x * cos + rotated * sin
 
 
@@ -92,14 +94,14 @@ def apply_scheme(
     if scheme == "learned":
         if learned_pos_embeddings is None:
             raise ValueError("the learned scheme needs the positional embedding rows")
-        signal = learned_pos_embeddings[:n]
+        signal = learned_pos_embeddings[:n]  # [n, d]
         return Positioned(scheme, signal, token_embeddings + signal)
     if scheme == "sinusoidal":
-        signal = sinusoidal_encoding(n, emb_dim)
+        signal = sinusoidal_encoding(n, emb_dim)  # [n, d]
         return Positioned(scheme, signal, token_embeddings + signal)
     if scheme == "none":
         return Positioned(scheme, torch.zeros_like(token_embeddings), token_embeddings.clone())
     if scheme == "rope":
-        angles = rope_angles(n, emb_dim)
+        angles = rope_angles(n, emb_dim)  # [n, d]
         return Positioned(scheme, torch.cos(angles), rope_rotate(token_embeddings, angles))
     raise ValueError(f"unknown scheme {scheme!r}")

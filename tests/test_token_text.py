@@ -10,6 +10,7 @@ import unicodedata
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from reference import WORD_JOINER, unescape_markdown
 
 from posviz.token_text import for_markdown, for_plotly, visible
 from posviz.tokenizer import encode, token_bytes
@@ -117,22 +118,9 @@ def test_for_plotly_property(text: str) -> None:
 
 def assert_every_punctuation_escaped(escaped: str, original: str) -> None:
     """Reading left to right, each ASCII punctuation character is the second of a
-    backslash pair; dropping the backslashes gives the original back."""
-    i = 0
-    unescaped = []
-    while i < len(escaped):
-        ch = escaped[i]
-        if ch == "\\":
-            assert i + 1 < len(escaped), f"dangling backslash in {escaped!r}"
-            assert escaped[i + 1] in string.punctuation, f"bad escape in {escaped!r}"
-            unescaped.append(escaped[i + 1])
-            i += 2
-        else:
-            assert ch not in string.punctuation, f"unescaped {ch!r} in {escaped!r}"
-            unescaped.append(ch)
-            i += 1
-    joiner = "\u2060"  # for_markdown may add invisible word joiners to break autolinks
-    assert "".join(unescaped).replace(joiner, "") == original.replace(joiner, "")
+    backslash pair; dropping the backslashes (and the invisible word joiners for_markdown
+    adds to break autolinks) gives the original back."""
+    assert unescape_markdown(escaped) == original.replace(WORD_JOINER, "")
 
 
 @pytest.mark.parametrize(
