@@ -38,6 +38,7 @@ _INT_RANGES: Final = {
     "stride": (1, CONTEXT_LENGTH_RANGE[1]),
     "window": (0, 10_000_000),
 }
+_CHOICES: Final[dict[str, tuple[str, ...]]] = {"scheme": SCHEMES, "weights": WEIGHTS}
 _WHOLE_NUMBER: Final = re.compile(r"-?[0-9]{1,20}")  # ASCII digits, one optional minus sign
 _KNOWN_KEYS: Final = frozenset(f.name for f in fields(Settings)) | {"lecture"}
 _LECTURE_ON: Final = frozenset({"1", "true", "on"})
@@ -87,21 +88,13 @@ def settings_from_query(
                 )
             else:
                 changes["text"] = raw
-        elif key == "scheme":
-            if raw in SCHEMES:
-                changes["scheme"] = raw
+        elif key in _CHOICES:
+            if raw in _CHOICES[key]:
+                changes[key] = raw
             else:
                 notices.append(
-                    f"scheme: {raw[:40]!r} is not one of {', '.join(SCHEMES)}; "
-                    f"using {settings.scheme}"
-                )
-        elif key == "weights":
-            if raw in WEIGHTS:
-                changes["weights"] = raw
-            else:
-                notices.append(
-                    f"weights: {raw[:40]!r} is not one of {', '.join(WEIGHTS)}; "
-                    f"using {settings.weights}"
+                    f"{key}: {raw[:40]!r} is not one of {', '.join(_CHOICES[key])}; "
+                    f"using {getattr(settings, key)}"
                 )
         elif key in _INT_RANGES:
             current = getattr(settings, key)
