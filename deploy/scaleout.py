@@ -92,6 +92,9 @@ backend replicas
     # A dead replica's students go to a live one; the app rebuilds their view from the URL.
     option redispatch
     retries 2
+    # A replica killed while answering a GET: ask another one (never repeat a POST).
+    retry-on all-retryable-errors
+    http-request disable-l7-retry if METH_POST
     default-server check inter 2s fall 2 rise 1
 {servers}
 """

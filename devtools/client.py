@@ -101,9 +101,12 @@ class StreamlitSession:
         request = urllib.request.Request(f"{self.base_url}/")
         if self.cookies:
             request.add_header("Cookie", self._cookie_header())
-        with urllib.request.urlopen(request, timeout=self.timeout) as response:
-            response.read()
-            self._remember_cookies(response.headers)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                response.read()
+                self._remember_cookies(response.headers)
+        except OSError as error:  # HTTPError (a 502 from a balancer) and URLError included
+            raise SessionLost(f"page load failed: {error}") from error
 
     def connect(self) -> None:
         """Open the websocket (a new server session: widget states start empty)."""
