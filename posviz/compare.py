@@ -1,0 +1,214 @@
+"""Order-blindness on two texts: the same tokens in another order.
+
+Section 2.8 adds positions because self-attention on its own cannot see order. Given the token
+ids of two texts, :func:`compare_order` checks that they are the same tokens in another order
+(a permutation), embeds both as the page does, and runs the book's self-attention
+(:mod:`posviz.attention`) on both twice: on the token embeddings alone ("without positions")
+and on what the scheme gives attention ("with positions": the input embeddings for ``learned``
+and ``sinusoidal``; for ``rope`` the token embeddings, with queries and keys rotated inside
+attention as RoPE does). Without positions the second text's context vectors are the first
+text's, permuted, so their mean (an order-independent summary) is the same vector: cosine 1.
+With positions they are not.
+
+If the two texts are not a permutation of each other (a token more or less, or a different
+token, often a word that gained or lost its leading space), :class:`OrderComparison` says which
+tokens differ instead. Words for the page live in :mod:`posviz.compare_lesson`.
+
+>>> match_permutation([5, 7, 5, 9], [9, 5, 7, 5])
+(3, 0, 1, 2)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+import torch
+
+from posviz.attention import SAME_TOLERANCE, Attention, AttentionWeights, self_attention
+from posviz.config import Scheme
+from posviz.embeddings import SeededEmbeddings
+from posviz.pipeline import WindowEmbeddings, embed_window
+
+CompareStatus = Literal["permutation", "identical", "different_tokens", "empty"]
+
+# The default pair: GPT-2 gives "The", " dog", " bites", " the", " man" and the same five
+# tokens in another order ("dog" and " dog" would be different tokens: both stay mid-sentence).
+DEFAULT_TEXT: Final = "The dog bites the man"
+DEFAULT_COMPARE_TEXT: Final = "The man bites the dog"
+
+
+def match_permutation(ids_a: Sequence[int], ids_b: Sequence[int]) -> tuple[int, ...] | None:
+    """``order`` with ``ids_b[i] == ids_a[order[i]]`` for every ``i``, or ``None`` if ``ids_b``
+    is not a reordering of ``ids_a``. Repeated tokens are matched in order of appearance."""
+    if len(ids_a) != len(ids_b) or Counter(ids_a) != Counter(ids_b):
+        return None
+    where: dict[int, list[int]] = {}
+    for position, token_id in enumerate(ids_a):
+        where.setdefault(token_id, []).append(position)
+    return tuple(where[token_id].pop(0) for token_id in ids_b)
+
+
+@dataclass(frozen=True)
+class TokenDifference:
+    """Tokens (with repeats) that one text has and the other lacks."""
+
+    only_in_a: tuple[int, ...]
+    only_in_b: tuple[int, ...]
+
+
+def token_difference(ids_a: Sequence[int], ids_b: Sequence[int]) -> TokenDifference:
+    """Multiset difference both ways, each in order of first appearance."""
+    count_a, count_b = Counter(ids_a), Counter(ids_b)
+    extra_a, extra_b = count_a - count_b, count_b - count_a
+    return TokenDifference(
+        only_in_a=tuple(t for t in dict.fromkeys(ids_a) for _ in range(extra_a[t])),
+        only_in_b=tuple(t for t in dict.fromkeys(ids_b) for _ in range(extra_b[t])),
+    )
+
+
+def cosine(a: torch.Tensor, b: torch.Tensor) -> float:
+    """Cosine similarity of two vectors (0 if either is all zeros)."""
+    norms = float(torch.linalg.vector_norm(a) * torch.linalg.vector_norm(b))
+    return float(a @ b) / norms if norms else 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class OrderSummary:
+    """Self-attention over both texts, with or without positions, float64."""
+
+    positions: bool  # False: the token embeddings alone; True: as the scheme gives them
+    attention_a: Attention  # text A: queries, keys, values, weights, context vectors
+    attention_b: Attention  # text B
+    mean_cosine: float  # cosine of the two mean context vectors (order-independent summary)
+    max_difference: float  # max |context_b[i] - context_a[order[i]]|: 0 if merely permuted
+
+    @property
+    def context_a(self) -> torch.Tensor:
+        return self.attention_a.context_vecs  # [n, d_out]
+
+    @property
+    def context_b(self) -> torch.Tensor:
+        return self.attention_b.context_vecs  # [n, d_out]
+
+    @property
+    def permuted(self) -> bool:
+        """B's context vectors are A's in B's order (to float64 rounding)."""
+        return self.max_difference <= SAME_TOLERANCE
+
+    @property
+    def same_position_rows(self) -> tuple[int, ...]:
+        """Positions whose context vector is the same in both texts."""
+        differences = (self.context_a - self.context_b).abs().amax(dim=1)  # [n]
+        return tuple(int(i) for i in torch.nonzero(differences <= SAME_TOLERANCE).flatten())
+
+
+@dataclass(frozen=True, eq=False)
+class OrderComparison:
+    """Everything the compare view shows for two texts."""
+
+    status: CompareStatus
+    scheme: Scheme
+    causal: bool
+    token_ids_a: tuple[int, ...]
+    token_ids_b: tuple[int, ...]
+    order: tuple[int, ...] | None = None  # token_ids_b[i] == token_ids_a[order[i]]
+    difference: TokenDifference | None = None  # set when the texts use different tokens
+    a: WindowEmbeddings | None = None
+    b: WindowEmbeddings | None = None
+    without_positions: OrderSummary | None = None
+    with_positions: OrderSummary | None = None
+
+    @property
+    def input_max_difference(self) -> float:
+        """max |B's input embeddings - A's, rearranged into B's order|; 0 for ``none``."""
+        if self.a is None or self.b is None or self.order is None:
+            raise ValueError("no permutation to compare")
+        rearranged = self.a.input_embeddings[list(self.order)]  # [n, d]
+        return float((self.b.input_embeddings - rearranged).abs().max())
+
+    @property
+    def token_rows_equal(self) -> bool:
+        """B's token-embedding rows are exactly (bit for bit) A's rows in B's order."""
+        if self.a is None or self.b is None or self.order is None:
+            return False
+        return torch.equal(self.b.token_embeddings, self.a.token_embeddings[list(self.order)])
+
+
+def _summary(
+    x_a: torch.Tensor,
+    x_b: torch.Tensor,
+    order: Sequence[int],
+    weights: AttentionWeights,
+    *,
+    positions: bool,
+    causal: bool,
+    rope: bool,
+) -> OrderSummary:
+    attention_a = self_attention(x_a, weights, causal=causal, rope=rope)
+    attention_b = self_attention(x_b, weights, causal=causal, rope=rope)
+    context_a, context_b = attention_a.context_vecs, attention_b.context_vecs  # [n, d_out]
+    return OrderSummary(
+        positions=positions,
+        attention_a=attention_a,
+        attention_b=attention_b,
+        mean_cosine=cosine(context_a.mean(dim=0), context_b.mean(dim=0)),
+        max_difference=float((context_b - context_a[list(order)]).abs().max()),
+    )
+
+
+def compare_order(
+    tables: SeededEmbeddings,
+    token_ids_a: Sequence[int],
+    token_ids_b: Sequence[int],
+    *,
+    context_length: int,
+    scheme: Scheme,
+    weights: AttentionWeights,
+    causal: bool = False,
+) -> OrderComparison:
+    """Compare two windows of at most ``context_length`` tokens each (see module docstring).
+
+    ``weights`` must have ``d_in == tables.emb_dim``.
+    """
+    ids_a, ids_b = tuple(token_ids_a), tuple(token_ids_b)
+    if weights.d_in != tables.emb_dim:
+        raise ValueError(f"attention d_in {weights.d_in} != emb_dim {tables.emb_dim}")
+    if not ids_a or not ids_b:
+        return OrderComparison("empty", scheme, causal, ids_a, ids_b)
+    order = match_permutation(ids_a, ids_b)
+    if order is None:
+        difference = token_difference(ids_a, ids_b)
+        return OrderComparison("different_tokens", scheme, causal, ids_a, ids_b, None, difference)
+    a = embed_window(tables, ids_a, context_length=context_length, scheme=scheme)
+    b = embed_window(tables, ids_b, context_length=context_length, scheme=scheme)
+    without = _summary(
+        a.token_embeddings,
+        b.token_embeddings,
+        order,
+        weights,
+        positions=False,
+        causal=causal,
+        rope=False,
+    )
+    if scheme == "rope":  # RoPE rotates queries and keys inside attention, not the input
+        x_a, x_b = a.token_embeddings, b.token_embeddings
+    else:  # learned, sinusoidal: positions added; none: input == token embeddings
+        x_a, x_b = a.input_embeddings, b.input_embeddings
+    with_positions = _summary(
+        x_a, x_b, order, weights, positions=True, causal=causal, rope=scheme == "rope"
+    )
+    return OrderComparison(
+        "identical" if ids_a == ids_b else "permutation",
+        scheme,
+        causal,
+        ids_a,
+        ids_b,
+        order=order,
+        a=a,
+        b=b,
+        without_positions=without,
+        with_positions=with_positions,
+    )

@@ -1,0 +1,149 @@
+"""The compare figure: two texts, one above the other, four matrices each.
+
+Columns: token embeddings | what the scheme makes of them (input embeddings; for RoPE the
+rotated queries) | context vectors of self-attention without positions | with positions.
+Rows: the first text, then the second. Each column has its own symmetric colour range, shared
+by both texts, so the same vector looks the same in both rows. Each panel title says what the
+numbers show: "same rows, reordered" or "differ".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+
+from posviz.compare import OrderComparison
+from posviz.figures import (
+    _COLORSCALE_STEPS,
+    panel_title,
+    position_axis,
+    reduction_for,
+    row_labels,
+)
+
+MAX_PANEL_CELLS: Final = 8_192  # 8 panels: about 0.4 MB of figure JSON at most
+_SAME: Final = "same rows, reordered"
+_DIFFER: Final = "differ"
+
+
+def _verdict(same: bool) -> str:
+    return _SAME if same else _DIFFER
+
+
+def compare_figure(
+    comparison: OrderComparison,
+    token_texts_a: Sequence[str],
+    token_texts_b: Sequence[str],
+    *,
+    lecture: bool = False,
+) -> go.Figure:
+    """Eight heatmaps (2 texts x 4 matrices) for a comparison of two reorderings.
+
+    ``token_texts_*`` are the tokens as :func:`posviz.token_text.visible` writes them.
+    Raises ``ValueError`` if ``comparison`` is not a reordering (nothing to draw).
+    """
+    a, b = comparison.a, comparison.b
+    without, positioned = comparison.without_positions, comparison.with_positions
+    if a is None or b is None or without is None or positioned is None:
+        raise ValueError(f"nothing to draw for a comparison with status {comparison.status!r}")
+    if len(token_texts_a) != len(a.token_ids) or len(token_texts_b) != len(b.token_ids):
+        raise ValueError("one token text per token is needed for both texts")
+    rope = comparison.scheme == "rope"
+    mask = " (causal)" if comparison.causal else ""
+    if rope:
+        second = (
+            "queries, RoPE-rotated",
+            positioned.attention_a.queries,
+            positioned.attention_b.queries,
+        )
+        second_same = False
+    elif comparison.scheme == "none":
+        second = ("input = token embeddings", a.input_embeddings, b.input_embeddings)
+        second_same = True
+    else:
+        second = ("input embeddings", a.input_embeddings, b.input_embeddings)
+        second_same = False
+    columns: list[tuple[str, torch.Tensor, torch.Tensor]] = [
+        ("token embeddings", a.token_embeddings, b.token_embeddings),
+        second,
+        (f"context vectors, no positions{mask}", without.context_a, without.context_b),
+        (f"context vectors, with positions{mask}", positioned.context_a, positioned.context_b),
+    ]
+    verdicts = [
+        _verdict(comparison.token_rows_equal),
+        _verdict(second_same),
+        _verdict(without.permuted),
+        _verdict(positioned.permuted),
+    ]
+    labels = (row_labels(token_texts_a), row_labels(token_texts_b))
+    n = len(a.token_ids)
+    font_size = 22 if lecture else 14
+    gap, row_gap = 0.03, 0.12
+    width, height = (1 - 3 * gap) / 4, (1 - row_gap) / 2
+    traces: list[dict[str, object]] = [{} for _ in range(8)]  # row by row: first text, second
+    layout: dict[str, object] = {
+        "font": {"size": font_size},
+        "hovermode": "closest",
+        "hoverlabel": {"font": {"size": font_size}},
+        "plot_bgcolor": "#f4f4f4",
+        "margin": {"t": 110 if lecture else 80, "b": 50, "l": 10, "r": 10},
+        "height": max(560, min(1000, 260 + 2 * 28 * n)) + (200 if lecture else 0),
+        "annotations": [],
+    }
+    for column, ((title, matrix_a, matrix_b), verdict) in enumerate(
+        zip(columns, verdicts, strict=True)
+    ):
+        reduction = reduction_for(n, int(matrix_a.shape[1]), max_cells=MAX_PANEL_CELLS)
+        dims = np.asarray(reduction.columns)
+        shown = [
+            np.ascontiguousarray(m.to(torch.float32).numpy()[:, dims]) for m in (matrix_a, matrix_b)
+        ]  # each [n, k] float32
+        limit = float(max(np.abs(z).max() for z in shown)) or 1.0
+        axis = "coloraxis" if column == 0 else f"coloraxis{column + 1}"
+        layout[axis] = {
+            "colorscale": _COLORSCALE_STEPS,
+            "cmin": -limit,
+            "cmid": 0.0,
+            "cmax": limit,
+            "showscale": False,
+        }
+        start = column * (width + gap)
+        for row, z in enumerate(shown):
+            index = row * 4 + column + 1
+            traces[index - 1] = {
+                "type": "heatmap",
+                "z": z,
+                "x": dims,
+                "y": labels[row],
+                "coloraxis": axis,
+                "xaxis": f"x{index}",
+                "yaxis": f"y{index}",
+                "name": f"{('first', 'second')[row]} text: {title}",
+                "hovertemplate": f"{('first', 'second')[row]} text<br>{title}<br>"
+                "position · token: %{y}<br>dimension: %{x}<br>value: %{z:.4f}<extra></extra>",
+            }
+            bottom = (1 - height) if row == 0 else 0.0
+            layout[f"xaxis{index}"] = {
+                "domain": [start, start + width],
+                "anchor": f"y{index}",
+                "title": {"text": "dimension" if row == 1 else ""},
+                **({} if index == 1 else {"matches": "x1" if row == 0 else "x5"}),
+            }
+            layout[f"yaxis{index}"] = {
+                **position_axis(labels[row], font_size=font_size - 2),
+                "domain": [bottom, bottom + height],
+                "anchor": f"x{index}",
+                "showticklabels": column == 0,
+                "title": {
+                    "text": ("first text" if row == 0 else "second text") if column == 0 else ""
+                },
+            }
+        note = f"<br><sup>{verdict}{'; ' + reduction.note if reduction.note else ''}</sup>"
+        layout["annotations"].append(  # type: ignore[attr-defined]
+            panel_title(title, note=note, x=start + width / 2, font_size=font_size)
+        )
+    return go.Figure(data=traces, layout=layout, _validate=False)

@@ -1,0 +1,166 @@
+"""The words of the compare view: what the numbers of :mod:`posviz.compare` mean.
+
+Every function returns Streamlit Markdown; token texts are escaped with
+:func:`posviz.token_text.for_markdown`, so nothing a user typed is interpreted. Numbers are
+quoted from the comparison, so the sentences always match the figure.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Final
+
+from posviz.compare import OrderComparison, OrderSummary
+from posviz.config import Scheme
+from posviz.token_text import for_markdown, visible
+from posviz.tokenizer import token_bytes
+
+HAVIV_2022: Final = "https://arxiv.org/abs/2203.16634"
+SCHEME_POSITIONS: Final[dict[Scheme, str]] = {
+    "learned": "learned positions added",
+    "sinusoidal": "sin/cos positions added",
+    "none": "no position signal",
+    "rope": "RoPE rotating queries and keys",
+}
+
+ATTENTION_NOTE: Final = (
+    "Self-attention here is the book's `SelfAttention_v2` (chapter 3): "
+    "`torch.manual_seed(789)`, then `W_query`, `W_key`, `W_value` = "
+    "`nn.Linear(d, d, bias=False)`; `attn_weights = softmax(queries @ keys.T / sqrt(d))`, "
+    "`context_vecs = attn_weights @ values`. Untrained weights are enough: the symmetry is a "
+    "property of the computation, not of what it learned. Computed in float64 (exact for the "
+    "float32 inputs), so *the same* means equal to 1e-9; the differences positions make are "
+    "around 0.1 to 1."
+)
+
+CAUSAL_NOTE: Final = (
+    "**What the causal mask does and does not mean.** GPT masks future tokens: token *i* "
+    "attends to tokens 0…*i* only. That alone breaks the symmetry: what a token sees now "
+    "depends on where it stands, so a decoder trained with **no** positional embeddings can "
+    "still infer some order, for example how many tokens came before it (from how widely its "
+    "attention is spread). Haviv et al. (2022), "
+    f"[*Transformer Language Models without Positional Encodings Still Learn Positional "
+    f"Information*]({HAVIV_2022}), found such causal models nearly as good as ones with "
+    "positions. It does **not** mean that positions are unnecessary or that the mask shows "
+    "word order: each token still sees an unordered bag of the tokens before it (the same "
+    "token after the same tokens in another order gets the same context vector), the order "
+    "has to be learned indirectly, the paper reports it for causal language models (masked, "
+    "bidirectional ones without positions did much worse), and GPT-2 and Llama use positions."
+)
+
+
+def _chips(token_ids: Sequence[int]) -> str:
+    texts = [for_markdown(visible(b)) for b in token_bytes(list(token_ids))]
+    return " ".join(f":gray-badge[{text}]" for text in texts)
+
+
+def _normalised(token_ids: Sequence[int]) -> Counter[str]:
+    return Counter(
+        b.decode("utf-8", errors="replace").strip().lower() for b in token_bytes(list(token_ids))
+    )
+
+
+def status_message(comparison: OrderComparison) -> str | None:
+    """Why there is nothing (or nothing interesting) to compare; ``None`` for a permutation."""
+    ids_a, ids_b = comparison.token_ids_a, comparison.token_ids_b
+    if comparison.status == "empty":
+        which = (
+            "Both texts are"
+            if not ids_a and not ids_b
+            else ("The first text is" if not ids_a else "The second text is")
+        )
+        return (
+            f"{which} empty. Type a second text with the **same words in another order** "
+            "(for example *The dog bites the man* and *The man bites the dog*) to see what "
+            "self-attention makes of them."
+        )
+    if comparison.status == "identical":
+        return (
+            "The two texts are the same tokens in the same order, so every number below is "
+            "trivially the same. Reorder some words in the second text (keep the words)."
+        )
+    if comparison.status == "different_tokens" and comparison.difference is not None:
+        difference = comparison.difference
+        lines = [
+            "These texts are **not the same tokens in another order**, so there is no order "
+            f"to compare: the first has {len(ids_a)} token(s), the second {len(ids_b)}."
+        ]
+        if difference.only_in_a:
+            lines.append(f"Only in the first: {_chips(difference.only_in_a)}")
+        if difference.only_in_b:
+            lines.append(f"Only in the second: {_chips(difference.only_in_b)}")
+        if _normalised(difference.only_in_a) == _normalised(difference.only_in_b):
+            lines.append(
+                "The words are the same, the tokens are not: GPT-2's tokenizer gives a word "
+                "after a space its own token (␣dog is not dog), and capitals are other tokens "
+                "too. A word moved to the very start of a text loses its space. Keep the first "
+                "word in place, as in *The dog bites the man* / *The man bites the dog*."
+            )
+        return "\n\n".join(lines)
+    return None
+
+
+def _difference(summary: OrderSummary) -> str:
+    return f"{summary.max_difference:.1e}" if summary.permuted else f"{summary.max_difference:.3f}"
+
+
+def findings(comparison: OrderComparison) -> list[str]:
+    """One Markdown paragraph per step of the argument, with the numbers of ``comparison``."""
+    without, with_positions = comparison.without_positions, comparison.with_positions
+    if comparison.order is None or without is None or with_positions is None:
+        return []
+    scheme = comparison.scheme
+    tokens = "**Token embeddings:** the second text's rows are the first text's rows in "
+    tokens += (
+        "another order, bit for bit."
+        if comparison.token_rows_equal
+        else "(unexpectedly) not equal."
+    )
+    if scheme == "none":
+        inputs = "**Input embeddings:** the same rows reordered too: this scheme adds nothing."
+    elif scheme == "rope":
+        inputs = (
+            "**Input embeddings:** RoPE adds nothing to them; it rotates each query and key by "
+            "its position inside attention, so the rotated queries differ."
+        )
+    else:
+        inputs = (
+            "**Input embeddings:** not the same rows: the same token at another position gets "
+            f"another position vector (rows matched by token differ by up to "
+            f"{comparison.input_max_difference:.3f})."
+        )
+    attention = "Causal self-attention" if comparison.causal else "Self-attention"
+    if without.permuted:
+        blind = (
+            f"**{attention} without positions:** the second text's context vectors are "
+            f"the first's, reordered (largest difference {_difference(without)}, float64 "
+            "rounding). Any summary that ignores order, like their mean, is the same: cosine "
+            f"**{without.mean_cosine:.6f}**. To this layer both texts are the same bag of tokens."
+        )
+    else:
+        same = without.same_position_rows
+        seen = (
+            f" Only position(s) {', '.join(map(str, same))} keep their context vector: there a "
+            "token sees the same tokens in both texts."
+            if same
+            else ""
+        )
+        blind = (
+            f"**{attention} without positions:** the context vectors are no longer a "
+            f"reordering (largest difference {_difference(without)}; cosine of the means "
+            f"**{without.mean_cosine:.6f}**). The mask alone breaks the symmetry: token *i* sees "
+            f"tokens 0…*i* only, so what it sees depends on where it stands.{seen}"
+        )
+    positioned = (
+        f"**{attention} with {SCHEME_POSITIONS[scheme]}:** largest difference "
+        f"{_difference(with_positions)}, cosine of the means "
+        f"**{with_positions.mean_cosine:.6f}**"
+    )
+    if scheme == "none":
+        positioned += ": nothing changes, there is no position signal."
+    elif with_positions.permuted:
+        positioned += ": still the same vectors reordered."
+    else:
+        positioned += ": now the layer sees two different sentences."
+    return [tokens, inputs, blind, positioned]

@@ -1,0 +1,129 @@
+"""The compare view's figure (as data) and words: they show the comparison's own numbers."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from posviz.attention import book_attention_weights
+from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, OrderComparison, compare_order
+from posviz.compare_figure import compare_figure
+from posviz.compare_lesson import CAUSAL_NOTE, findings, status_message
+from posviz.config import SCHEMES, Scheme
+from posviz.embeddings import SeededEmbeddings
+from posviz.token_text import visible
+from posviz.tokenizer import decode, encode, token_bytes
+
+EMB_DIM = 16
+
+
+@pytest.fixture(scope="module")
+def tables() -> SeededEmbeddings:
+    return SeededEmbeddings.create(seed=123, emb_dim=EMB_DIM)
+
+
+def compare(
+    tables: SeededEmbeddings, text_a: str, text_b: str, scheme: Scheme = "learned", **options: bool
+) -> OrderComparison:
+    return compare_order(
+        tables,
+        encode(text_a),
+        encode(text_b),
+        context_length=16,
+        scheme=scheme,
+        weights=book_attention_weights(d_in=EMB_DIM, d_out=EMB_DIM),
+        **options,
+    )
+
+
+def texts(text: str) -> list[str]:
+    return [visible(b) for b in token_bytes(encode(text))]
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+@pytest.mark.parametrize("causal", [False, True], ids=["no-mask", "causal"])
+def test_figure_shows_both_texts_and_the_comparisons_numbers(
+    tables: SeededEmbeddings, scheme: Scheme, causal: bool
+) -> None:
+    result = compare(tables, DEFAULT_TEXT, DEFAULT_COMPARE_TEXT, scheme, causal=causal)
+    figure = compare_figure(result, texts(DEFAULT_TEXT), texts(DEFAULT_COMPARE_TEXT))
+    assert [trace.type for trace in figure.data] == ["heatmap"] * 8
+    first, second = figure.data[0], figure.data[4]
+    assert list(first.y) == [
+        f"{i} · {t}" for i, t in enumerate(["The", "␣dog", "␣bites", "␣the", "␣man"])
+    ]
+    assert list(second.y)[1] == "1 · ␣man"
+    assert result.a is not None and result.without_positions is not None
+    assert np.array_equal(first.z, result.a.token_embeddings.numpy())
+    assert result.with_positions is not None
+    np.testing.assert_array_equal(figure.data[7].z, result.with_positions.context_b.float().numpy())
+    titles = [a.text for a in figure.layout.annotations]
+    assert "same rows, reordered" in titles[0]  # token embeddings, always
+    assert ("same rows, reordered" in titles[2]) is (not causal)  # the mask breaks it
+    assert ("differ" in titles[3]) is (scheme != "none" or causal)
+    # one colour range per column, shared by both texts
+    assert figure.data[0].coloraxis == figure.data[4].coloraxis == "coloraxis"
+    assert figure.data[3].coloraxis == figure.data[7].coloraxis == "coloraxis4"
+
+
+def test_figure_refuses_a_comparison_without_a_reordering(tables: SeededEmbeddings) -> None:
+    result = compare(tables, "a b", "a b c")
+    with pytest.raises(ValueError, match="different_tokens"):
+        compare_figure(result, texts("a b"), texts("a b c"))
+
+
+def _numbers(markdown: str) -> list[str]:
+    return re.findall(r"\d+\.\d+(?:e-\d+)?", markdown)
+
+
+def test_findings_quote_the_comparison(tables: SeededEmbeddings) -> None:
+    result = compare(tables, DEFAULT_TEXT, DEFAULT_COMPARE_TEXT)
+    assert result.without_positions is not None and result.with_positions is not None
+    tokens, inputs, blind, positioned = findings(result)
+    assert "bit for bit" in tokens
+    assert f"{result.input_max_difference:.3f}" in _numbers(inputs)
+    assert "**1.000000**" in blind
+    assert f"**{result.with_positions.mean_cosine:.6f}**" in positioned
+    assert result.with_positions.mean_cosine < 0.9999995  # so it does not print as 1.000000
+    assert "different sentences" in positioned
+
+
+def test_findings_with_the_mask_say_the_mask_breaks_the_symmetry(
+    tables: SeededEmbeddings,
+) -> None:
+    result = compare(tables, DEFAULT_TEXT, DEFAULT_COMPARE_TEXT, "none", causal=True)
+    blind = findings(result)[2]
+    assert "Causal self-attention" in blind
+    assert "mask alone breaks the symmetry" in blind
+    assert "position(s) 0 keep" in blind
+    assert "Haviv" in CAUSAL_NOTE and "does **not** mean" in CAUSAL_NOTE
+
+
+@pytest.mark.parametrize(
+    ("text_a", "text_b", "expected"),
+    [
+        pytest.param("", "x", "The first text is empty", id="first-empty"),
+        pytest.param("x", "", "The second text is empty", id="second-empty"),
+        pytest.param("", "", "Both texts are empty", id="both-empty"),
+        pytest.param("a b", "a b", "same order", id="identical"),
+        pytest.param("a b c", "a b", "the first has 3 token(s), the second 2", id="counts"),
+        pytest.param("The dog", "dog The", "loses its space", id="leading-space"),
+    ],
+)
+def test_status_messages_explain(
+    tables: SeededEmbeddings, text_a: str, text_b: str, expected: str
+) -> None:
+    message = status_message(compare(tables, text_a, text_b))
+    assert message is not None and expected in message
+    assert findings(compare(tables, text_a, text_b)) == [] or text_a == text_b
+
+
+def test_token_chips_in_messages_are_escaped(tables: SeededEmbeddings) -> None:
+    message = status_message(compare(tables, "x", "x **[link](javascript:1)**"))
+    assert message is not None
+    assert ":gray-badge[\\]\\(]" in message  # the token "](" escaped
+    assert "](javascript" not in message and "**[" not in message
+    assert status_message(compare(tables, DEFAULT_TEXT, DEFAULT_COMPARE_TEXT)) is None
+    assert decode(encode(DEFAULT_COMPARE_TEXT)) == DEFAULT_COMPARE_TEXT
