@@ -67,6 +67,19 @@ class Batch:
         return max(gap, 0) * max(self.num_windows - 1, 0)
 
     @property
+    def book_num_windows(self) -> int:
+        """Windows the book's ``GPTDatasetV1`` cuts from the same tokens: it needs one more
+        token after each window (the last target), so it starts windows at
+        ``range(0, len(token_ids) - max_length, stride)``."""
+        return len(range(0, len(self.token_ids) - self.context_length, self.stride))
+
+    @property
+    def same_as_book(self) -> bool:
+        """The book's data loader gives exactly these windows (same starts, full length)."""
+        longer = len(self.token_ids) > self.context_length
+        return longer and self.book_num_windows == self.num_windows
+
+    @property
     def shape(self) -> tuple[int, int]:
         """Shape of the book's ``inputs`` tensor: ``[B, T]``."""
         return (self.num_windows, self.window_length)

@@ -1,12 +1,17 @@
-"""A short PyTorch + tiktoken script that recreates the three matrices on screen.
+"""A short PyTorch + tiktoken script that recreates the batch and the matrices on screen.
 
 :func:`reproduction_script` writes the book's section 2.8 code for the current settings:
-tokenize with ``tiktoken.get_encoding("gpt2")``, cut the windows with the stride, seed torch,
-create ``token_embedding_layer`` and ``pos_embedding_layer`` (in that order, even when the
-scheme does not use the positional table, so the random numbers are the same), and combine them
-by the scheme. It ends with ``token_embeddings``, ``pos_embeddings`` and ``input_embeddings``
-(``[n, emb_dim]`` each), bit for bit the tensors posviz shows. The arithmetic of the sinusoidal
-and RoPE schemes is written exactly as in :mod:`posviz.schemes`.
+tokenize with ``tiktoken.get_encoding("gpt2")``, seed torch, create ``token_embedding_layer``
+and ``pos_embedding_layer`` (in that order, even when the scheme does not use the positional
+table, so the random numbers are the same), cut the batch ``inputs [B, n]``, and combine the
+tables by the scheme into ``token_embeddings [B, n, d]``, ``pos_embeddings [n, d]`` and
+``input_embeddings [B, n, d]``, printing their shapes as the book does. Row ``window`` of the
+batch is bit for bit the three matrices posviz shows. The batch is cut by the book's
+``GPTDatasetV1`` and ``DataLoader`` whenever they give the page's windows (the *Book §2.8*
+example: ``[8, 4]``); otherwise (the book's dataset needs one more token after each window, as
+its target) by the same sliding window written out, with a comment saying why. The arithmetic
+of the sinusoidal and RoPE schemes is written exactly as in :mod:`posviz.schemes`. In compare
+mode the script adds the book's ``SelfAttention_v2`` and prints the comparison.
 
 The user's text goes into the script as a Python string literal made by :func:`repr` (split
 into short pieces that Python joins), so no text can end the literal or add code. Lone
@@ -22,17 +27,23 @@ from __future__ import annotations
 
 from typing import Final
 
+from posviz.attention import ATTENTION_SEED
+from posviz.batching import Batch
+from posviz.compare import match_permutation
 from posviz.config import GPT2_VOCAB_SIZE, Scheme, Settings, SettingsError
 from posviz.schemes import ROPE_BASE, SINUSOIDAL_BASE
-from posviz.tokenizer import without_lone_surrogates
+from posviz.tokenizer import encode, without_lone_surrogates
 from posviz.view import batch_for
 
 _PIECE_CHARS: Final = 60  # characters per piece of the text literal, for a readable script
+BOOK_CH02_URL: Final = "https://github.com/rasbt/LLMs-from-scratch/tree/main/ch02"
+BOOK_CH03_URL: Final = "https://github.com/rasbt/LLMs-from-scratch/tree/main/ch03"
 
 _HEADER: Final = '''\
-"""Recreate posviz's three matrices: token + position = input embeddings.
+"""Recreate posviz's view: token + position = input embeddings, as section 2.8 does.
 
 Settings: {summary}
+The book's chapter-2 code: {ch02}
 Run it with: pip install torch tiktoken && python this_file.py
 (the first run of tiktoken downloads GPT-2's vocabulary).
 """
@@ -42,29 +53,86 @@ import torch
 
 '''
 
-_PIPELINE: Final = """\
+_TABLES: Final = """\
 tokenizer = tiktoken.get_encoding("gpt2")
-token_ids = tokenizer.encode(text, allowed_special={{"<|endoftext|>"}})
-
-# Windows of context_length tokens, one every stride tokens (section 2.8's data loader);
-# a text shorter than context_length gives one window of all its tokens.
-starts = range(0, max(len(token_ids) - context_length, 0) + 1, stride)
-inputs = torch.tensor(token_ids[starts[window] : starts[window] + context_length])  # [n]
-n = len(inputs)
 
 torch.manual_seed(seed)
 token_embedding_layer = torch.nn.Embedding({vocab_size}, emb_dim)
+# Made right after the token table, before the data loader (the book makes it after):
+# iterating a DataLoader draws a random number, which would change this table.
 pos_embedding_layer = torch.nn.Embedding(context_length, emb_dim)  # made even if unused
 
-with torch.no_grad():
-    token_embeddings = token_embedding_layer(inputs)  # [n, emb_dim]
 """
+
+_BOOK_LOADER: Final = """\
+# The book's data loader (sections 2.6 and 2.8): windows of max_length tokens every stride
+# tokens, each with its next-token targets. One batch holds all B windows the page shows.
+class GPTDatasetV1(torch.utils.data.Dataset):
+    def __init__(self, txt, tokenizer, max_length, stride):
+        self.input_ids = []
+        self.target_ids = []
+        token_ids = tokenizer.encode(txt, allowed_special={{"<|endoftext|>"}})
+        for i in range(0, len(token_ids) - max_length, stride):
+            input_chunk = token_ids[i : i + max_length]
+            target_chunk = token_ids[i + 1 : i + max_length + 1]
+            self.input_ids.append(torch.tensor(input_chunk))
+            self.target_ids.append(torch.tensor(target_chunk))
+
+    def __len__(self):
+        return len(self.input_ids)
+
+    def __getitem__(self, idx):
+        return self.input_ids[idx], self.target_ids[idx]
+
+
+dataset = GPTDatasetV1(text, tokenizer, max_length=context_length, stride=stride)
+batch_size = {batch_size}  # B: every window in one batch, as the page shows them
+dataloader = torch.utils.data.DataLoader(
+    dataset, batch_size=batch_size, shuffle=False, drop_last=True, num_workers=0
+)
+inputs, targets = next(iter(dataloader))  # [B, T]
+"""
+
+_PLAIN_LOADER: Final = """\
+# Windows of context_length tokens every stride tokens, as the page cuts them.
+# {why}
+token_ids = tokenizer.encode(text, allowed_special={{"<|endoftext|>"}})
+n = min(len(token_ids), context_length)  # a text shorter than T gives one window of n tokens
+starts = range(0, len(token_ids) - n + 1, stride)
+inputs = torch.tensor([token_ids[start : start + n] for start in starts])  # [B, n]
+"""
+
+_EMBED: Final = """
+print("inputs:", inputs.shape)  # [B, n]: the batch of token ids
+n = inputs.shape[1]  # tokens per window
+{prelude}
+with torch.no_grad():
+    token_embeddings = token_embedding_layer(inputs)  # [B, n, emb_dim]
+"""
+
+_ROPE_PRELUDE: Final = '''
+# RoPE's angles (as in the book's Llama notebook): dims j and j + d/2 of position p turn by
+# p * theta_j, theta_j = base^(-2j/d); an odd d leaves its last dim unrotated.
+half = emb_dim // 2
+inv_freq = 1.0 / ({rope_base!r} ** (torch.arange(0, 2 * half, 2)[:half].float() / (2 * half)))
+angles = torch.arange(n, dtype=torch.float32)[:, None] * inv_freq[None, :]  # [n, d/2]
+pad = torch.zeros(n, emb_dim - 2 * half)  # odd d: the last dim is not rotated
+angles = torch.cat([angles, angles, pad], dim=1)  # [n, emb_dim]
+
+
+def rotate(x):
+    """Rotate the rows of x [..., n, emb_dim] by their positions 0..n-1."""
+    x1, x2, rest = x[..., :half], x[..., half : 2 * half], x[..., 2 * half :]
+    rotated = torch.cat((-x2, x1, torch.zeros_like(rest)), dim=-1)
+    return x * torch.cos(angles) + rotated * torch.sin(angles)
+
+'''
 
 _SCHEMES: Final[dict[Scheme, str]] = {
     "learned": """\
     # learned (GPT-2, the book): add row p of the positional table to position p
     pos_embeddings = pos_embedding_layer(torch.arange(n))  # [n, emb_dim]
-    input_embeddings = token_embeddings + pos_embeddings  # [n, emb_dim]
+    input_embeddings = token_embeddings + pos_embeddings  # [B, n, emb_dim]
 """,
     "sinusoidal": """\
     # sinusoidal (Vaswani et al. 2017): PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(...)
@@ -75,35 +143,102 @@ _SCHEMES: Final[dict[Scheme, str]] = {
     encoding[:, 0::2] = torch.sin(angles)
     encoding[:, 1::2] = torch.cos(angles[:, : emb_dim // 2])  # odd d: last dim is a sine
     pos_embeddings = encoding.to(torch.float32)  # [n, emb_dim]
-    input_embeddings = token_embeddings + pos_embeddings  # [n, emb_dim]
+    input_embeddings = token_embeddings + pos_embeddings  # [B, n, emb_dim]
 """,
     "none": """\
     # none: no position signal; attention would be blind to word order
-    pos_embeddings = torch.zeros_like(token_embeddings)  # [n, emb_dim]
-    input_embeddings = token_embeddings.clone()  # [n, emb_dim]
+    pos_embeddings = torch.zeros(n, emb_dim)  # [n, emb_dim]
+    input_embeddings = token_embeddings.clone()  # [B, n, emb_dim]
 """,
     "rope": """\
-    # RoPE (Llama): rotate dims (j, j + d/2) of position p by p * theta_j, nothing is added.
+    # RoPE (Llama): nothing is added; rotate() turns each pair of dims by its position.
     # Real models rotate queries and keys inside attention; here the token vectors.
-    half = emb_dim // 2
-    inv_freq = 1.0 / ({rope_base!r} ** (torch.arange(0, 2 * half, 2)[:half].float() / (2 * half)))
-    angles = torch.arange(n, dtype=torch.float32)[:, None] * inv_freq[None, :]  # [n, d/2]
-    pad = torch.zeros(n, emb_dim - 2 * half)  # odd d: the last dim is not rotated
-    angles = torch.cat([angles, angles, pad], dim=1)  # [n, emb_dim]
-    x1, x2 = token_embeddings[:, :half], token_embeddings[:, half : 2 * half]
-    rest = token_embeddings[:, 2 * half :]
-    rotated = torch.cat((-x2, x1, torch.zeros_like(rest)), dim=1)
-    pos_embeddings = torch.cos(angles)  # what posviz shows in the middle panel
-    input_embeddings = token_embeddings * torch.cos(angles) + rotated * torch.sin(angles)
+    pos_embeddings = torch.cos(angles)  # [n, emb_dim]: what posviz shows in the middle panel
+    input_embeddings = rotate(token_embeddings)  # [B, n, emb_dim]
 """,
 }
 
 _FOOTER: Final = """
-print("inputs:", inputs.shape)  # [n]: window {window} of the batch, n <= context_length
-print("token_embeddings:", token_embeddings.shape)  # [n, emb_dim]
+print("token_embeddings:", token_embeddings.shape)  # [B, n, emb_dim]
 print("pos_embeddings:", pos_embeddings.shape)  # [n, emb_dim]
-print("input_embeddings:", input_embeddings.shape)  # [n, emb_dim]
+print("input_embeddings:", input_embeddings.shape)  # [B, n, emb_dim]
+# The page shows window `window` of the batch: token_embeddings[window], pos_embeddings,
+# input_embeddings[window], [n, emb_dim] each.
 """
+
+_COMPARE: Final = '''
+# Compare mode: the window on screen and a second text, the same tokens in another order,
+# through the book's self-attention (chapter 3: {ch03}).
+compare_text = {compare_literal}
+causal = {causal}  # True: token i attends to tokens 0..i only, as GPT does
+first_ids = inputs[window]  # [n]
+second_ids = torch.tensor(
+    tokenizer.encode(compare_text, allowed_special={{"<|endoftext|>"}})[:context_length]
+)  # [n]
+
+
+class SelfAttention_v2(torch.nn.Module):
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        self.W_query = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+
+
+def context_vectors(sa, x, causal, rope):
+    """SelfAttention_v2.forward, with section 3.5's causal mask and RoPE as options."""
+    keys = sa.W_key(x)
+    queries = sa.W_query(x)
+    values = sa.W_value(x)
+    if rope:  # RoPE rotates queries and keys, not the input
+        queries, keys = rotate(queries), rotate(keys)
+    attn_scores = queries @ keys.T
+    if causal:
+        mask = torch.triu(torch.ones(len(x), len(x)), diagonal=1)
+        attn_scores = attn_scores.masked_fill(mask.bool(), -torch.inf)
+    attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+    return attn_weights @ values
+
+
+def cosine(a, b):
+    return float(a @ b) / float(torch.linalg.vector_norm(a) * torch.linalg.vector_norm(b))
+
+
+torch.manual_seed({attention_seed})  # the book's seed for SelfAttention_v2
+sa_v2 = SelfAttention_v2(emb_dim, emb_dim).double()  # float64: a reordering stays exact
+with torch.no_grad():
+    first_tokens = token_embedding_layer(first_ids)  # [n, emb_dim]
+    second_tokens = token_embedding_layer(second_ids)  # [n, emb_dim]
+    context_first = context_vectors(sa_v2, first_tokens.double(), causal, rope=False)
+    context_second = context_vectors(sa_v2, second_tokens.double(), causal, rope=False)
+{positioned}
+# The mean of the context vectors: a summary of the text that ignores order.
+no_positions = cosine(context_first.mean(dim=0), context_second.mean(dim=0))
+positions = cosine(positioned_first.mean(dim=0), positioned_second.mean(dim=0))
+print(f"cosine of the mean context vectors: no positions {{no_positions:.6f}}")
+print(f"cosine of the mean context vectors: with positions {{positions:.6f}}")
+'''
+
+_ADDED: Final = """\
+    # {scheme}: positions added to the token embeddings
+    positioned_first = context_vectors(
+        sa_v2, (first_tokens + pos_embeddings).double(), causal, rope=False
+    )
+    positioned_second = context_vectors(
+        sa_v2, (second_tokens + pos_embeddings).double(), causal, rope=False
+    )"""
+_COMPARE_POSITIONED: Final[dict[Scheme, str]] = {
+    "learned": _ADDED.format(scheme="learned"),
+    "sinusoidal": _ADDED.format(scheme="sinusoidal"),
+    "none": """\
+    # none: no position signal, the same computation again
+    positioned_first = context_vectors(sa_v2, first_tokens.double(), causal, rope=False)
+    positioned_second = context_vectors(sa_v2, second_tokens.double(), causal, rope=False)""",
+    "rope": """\
+    # RoPE: the input stays the token embeddings; queries and keys are rotated
+    positioned_first = context_vectors(sa_v2, first_tokens.double(), causal, rope=True)
+    positioned_second = context_vectors(sa_v2, second_tokens.double(), causal, rope=True)""",
+}
 
 
 def text_literal(text: str, *, indent: str = "    ") -> str:
@@ -131,9 +266,42 @@ def text_literal(text: str, *, indent: str = "    ") -> str:
     return "(\n" + "".join(f"{indent}{piece!r}\n" for piece in pieces) + ")"
 
 
+def _loader(batch: Batch) -> str:
+    """The data-loading part: the book's GPTDatasetV1 and DataLoader when they give exactly
+    the page's windows, otherwise the same sliding window written out, saying why."""
+    if batch.same_as_book:
+        return _BOOK_LOADER.format(batch_size=batch.num_windows)
+    why = (
+        f"(The book's GPTDatasetV1 would give {batch.book_num_windows} window(s) here, not "
+        f"{batch.num_windows}:\n# it needs one more token after each window, as the target.)"
+    )
+    return _PLAIN_LOADER.format(why=why)
+
+
+def _compare(settings: Settings, batch: Batch) -> str:
+    """Compare mode's part of the script ("" when compare mode is off)."""
+    if not settings.compare_text:
+        return ""
+    text = without_lone_surrogates(settings.compare_text)
+    second = encode(text)[: settings.context_length]
+    if match_permutation(batch.window_token_ids(settings.window), second) is None:
+        return (
+            "\n# Compare mode: the second text is not the window's tokens in another order,\n"
+            "# so there is nothing to compare (the page says why).\n"
+        )
+    return _COMPARE.format(
+        ch03=BOOK_CH03_URL,
+        compare_literal=text_literal(text),
+        causal=settings.causal,
+        attention_seed=ATTENTION_SEED,
+        positioned=_COMPARE_POSITIONED[settings.scheme],
+    )
+
+
 def reproduction_script(settings: Settings) -> str:
     """A self-contained Python script (torch and tiktoken only) that recreates exactly the
-    token, position and input matrices posviz shows for ``settings``.
+    batch and the token, position and input matrices posviz shows for ``settings``, prints
+    their shapes as section 2.8 does and, in compare mode, the self-attention comparison.
 
     Raises :class:`~posviz.config.SettingsError` for settings posviz would not show: values
     out of range, a text without tokens, or a window the text does not have.
@@ -149,20 +317,24 @@ def reproduction_script(settings: Settings) -> str:
         f"context_length={settings.context_length}, stride={settings.effective_stride}, "
         f"window={settings.window}"
     )
+    if settings.compare_text:
+        summary += f", compare mode (causal={settings.causal})"
     values = (
         f"text = {text_literal(text)}\n"
-        f"context_length = {settings.context_length}  # T, rows of the positional table\n"
-        f"emb_dim = {settings.emb_dim}\n"
+        f"context_length = {settings.context_length}  # T, the book's max_length\n"
+        f"emb_dim = {settings.emb_dim}  # d, the book's output_dim\n"
         f"stride = {settings.effective_stride}\n"
-        f"window = {settings.window}  # which window of the batch [B, T] to show\n"
+        f"window = {settings.window}  # which window of the batch [B, T] the page shows\n"
         f"seed = {settings.seed}\n\n"
     )
-    pipeline = _PIPELINE.format(vocab_size=GPT2_VOCAB_SIZE)
-    scheme = _SCHEMES[settings.scheme].format(sinusoidal_base=SINUSOIDAL_BASE, rope_base=ROPE_BASE)
+    prelude = _ROPE_PRELUDE.format(rope_base=ROPE_BASE) if settings.scheme == "rope" else ""
     return (
-        _HEADER.format(summary=summary)
+        _HEADER.format(summary=summary, ch02=BOOK_CH02_URL)
         + values
-        + pipeline
-        + scheme
-        + _FOOTER.format(window=settings.window)
+        + _TABLES.format(vocab_size=GPT2_VOCAB_SIZE)
+        + _loader(batch)
+        + _EMBED.format(prelude=prelude)
+        + _SCHEMES[settings.scheme].format(sinusoidal_base=SINUSOIDAL_BASE)
+        + _FOOTER
+        + _compare(settings, batch)
     )

@@ -44,6 +44,10 @@ class Settings:
     scheme: Scheme = "learned"
     # "gpt2": GPT-2 124M's trained wte/wpe (emb_dim 768, scheme learned, seed unused)
     weights: Weights = "init"
+    # Compare mode (word order): a second text, compared with the window on screen through
+    # the book's self-attention; "" is off. URL parameter ``compare``.
+    compare_text: str = ""
+    causal: bool = False  # mask future tokens in that self-attention, as GPT does
 
     @property
     def effective_stride(self) -> int:
@@ -81,6 +85,17 @@ def validate(settings: Settings) -> Settings:
         raise SettingsError(f"window must be a whole number, got {settings.window!r}")
     if settings.window < 0:
         raise SettingsError(f"window must be 0 or more, got {settings.window}")
+    if not isinstance(settings.compare_text, str):
+        raise SettingsError(
+            f"compare_text must be a string, got {type(settings.compare_text).__name__}"
+        )
+    if len(settings.compare_text) > MAX_TEXT_CHARS:
+        raise SettingsError(
+            f"the second text has {len(settings.compare_text):,} characters; posviz takes at "
+            f"most {MAX_TEXT_CHARS:,}. Paste a shorter passage."
+        )
+    if not isinstance(settings.causal, bool):
+        raise SettingsError(f"causal must be True or False, got {settings.causal!r}")
     if settings.scheme not in SCHEMES:
         raise SettingsError(f"scheme must be one of {', '.join(SCHEMES)}, got {settings.scheme!r}")
     if settings.weights not in WEIGHTS:

@@ -16,11 +16,13 @@ from posviz.config import Settings, for_weights
 BOOK_2_5_TEXT: Final = (
     "Hello, do you like tea? <|endoftext|> In the sunlit terraces of someunknownPlace."
 )
-# The first 32 tokens of The Verdict (Edith Wharton, 1908, public domain), the short story the
+# The first 33 tokens of The Verdict (Edith Wharton, 1908, public domain), the short story the
 # book trains on: with context length 4 and stride 4 they are the book's first batch, [8, 4].
+# The 33rd token (" in") is the target of the last window: the book's GPTDatasetV1 needs it to
+# cut 8 windows, and posviz shows it as the one token left over.
 VERDICT_OPENING: Final = (
     "I HAD always thought Jack Gisburn rather a cheap genius--though a good fellow "
-    "enough--so it was no great surprise to me to hear that,"
+    "enough--so it was no great surprise to me to hear that, in"
 )
 
 PRESETS: Final[dict[str, Settings]] = {

@@ -14,6 +14,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -24,15 +25,24 @@ GPT2_URLS = {
     "encoder.json": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
 }
 NAMES = ("token_embeddings", "pos_embeddings", "input_embeddings")
+# Compare mode's tensors, saved when a script defines them.
+COMPARE_NAMES = ("context_first", "context_second", "positioned_first", "positioned_second")
 RUNNER = textwrap.dedent(
     """
     import os, runpy, sys, torch
     for index, path in enumerate(sys.argv[1:]):
         names = runpy.run_path(path, run_name="__main__")
-        torch.save(
-            [names[k] for k in ("token_embeddings", "pos_embeddings", "input_embeddings")],
-            os.path.join(os.environ["POSVIZ_OUT"], f"{index}.pt"),
-        )
+        batch = [names[k] for k in ("token_embeddings", "pos_embeddings", "input_embeddings")]
+        window = names["window"]
+        saved = {
+            "inputs": names["inputs"],
+            "batch": batch,
+            "window": [batch[0][window], batch[1], batch[2][window]],
+        }
+        for name in ("context_first", "context_second", "positioned_first", "positioned_second"):
+            if name in names:
+                saved[name] = names[name]
+        torch.save(saved, os.path.join(os.environ["POSVIZ_OUT"], f"{index}.pt"))
     """
 )
 
@@ -47,7 +57,16 @@ def offline_tiktoken_cache(folder: Path) -> Path:
 
 
 def run_scripts(scripts: Sequence[str], workdir: Path) -> tuple[list[list[torch.Tensor]], str]:
-    """Run each script in ONE fresh interpreter; return its three tensors each, and stdout."""
+    """Run each script in ONE fresh interpreter; return the three matrices of the window on
+    screen (``[n, d]`` each) per script, and stdout."""
+    saved, stdout = run_scripts_saved(scripts, workdir)
+    return [entry["window"] for entry in saved], stdout
+
+
+def run_scripts_saved(scripts: Sequence[str], workdir: Path) -> tuple[list[dict[str, Any]], str]:
+    """Run each script in ONE fresh interpreter; return what it computed, per script: the
+    ``inputs`` batch, the ``batch`` tensors ``[token [B, n, d], pos [n, d], input [B, n, d]]``,
+    the ``window`` matrices, and compare mode's context vectors if any; and stdout."""
     paths = []
     for index, script in enumerate(scripts):
         path = workdir / f"script_{index}.py"

@@ -171,3 +171,29 @@ def test_window_five_is_out_of_range() -> None:
 def test_bad_context_length_or_stride(context_length: int, stride: int | None) -> None:
     with pytest.raises(SettingsError, match="at least 1"):
         make_batch(TOKEN_IDS, context_length=context_length, stride=stride)
+
+
+@pytest.mark.parametrize(
+    ("num_tokens", "context_length", "stride"),
+    [
+        pytest.param(32, 4, 4, id="verdict-32-no-target"),
+        pytest.param(33, 4, 4, id="verdict-33"),
+        pytest.param(3, 4, 4, id="short"),
+        pytest.param(4, 4, 4, id="exactly-T"),
+        pytest.param(10, 4, 3, id="stride-3"),
+        pytest.param(11, 4, 3, id="stride-3-no-target"),
+        pytest.param(20, 4, 6, id="skipping"),
+    ],
+)
+def test_book_windows_follow_the_books_dataset(
+    num_tokens: int, context_length: int, stride: int
+) -> None:
+    """GPTDatasetV1 (section 2.6) cuts a window at i only if token i + max_length exists."""
+    token_ids = list(range(num_tokens))
+    book_inputs = [
+        token_ids[i : i + context_length] for i in range(0, len(token_ids) - context_length, stride)
+    ]
+    batch = make_batch(token_ids, context_length=context_length, stride=stride)
+    assert batch.book_num_windows == len(book_inputs)
+    ours = [list(batch.window_token_ids(i)) for i in range(batch.num_windows)]
+    assert batch.same_as_book is (ours == book_inputs)

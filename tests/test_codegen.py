@@ -9,16 +9,21 @@ gives its downloads, and with proxies pointing nowhere, so no test touches the n
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 import pytest
 import torch
 from reference import book_window
-from reproduce import NAMES, run_scripts
+from reproduce import NAMES, run_scripts, run_scripts_saved
 
-from posviz.codegen import reproduction_script, text_literal
+from posviz.attention import book_attention_weights
+from posviz.batching import make_batch
+from posviz.codegen import BOOK_CH02_URL, reproduction_script, text_literal
+from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, compare_order
 from posviz.config import SCHEMES, Settings, SettingsError
+from posviz.embeddings import SeededEmbeddings
 from posviz.pipeline import WindowEmbeddings
-from posviz.presets import VERDICT_OPENING
+from posviz.presets import PRESETS, VERDICT_OPENING
 from posviz.tokenizer import encode
 from posviz.view import build_view
 
@@ -56,7 +61,11 @@ def test_text_cannot_break_out_of_its_literal(text: str) -> None:
     assert value.value == expected
     assert encode(value.value) == encode(text)
     # The rest of the script is the same whatever the text: nothing leaked out of the literal.
-    plain = reproduction_script(Settings(text="plain", context_length=4))
+    # (a plain text that takes the same branch: the book's data loader, or the sliding window)
+    book_loader = make_batch(encode(text), context_length=4).same_as_book
+    plain_text = "one two three four five six" if book_loader else "plain"
+    assert make_batch(encode(plain_text), context_length=4).same_as_book is book_loader
+    plain = reproduction_script(Settings(text=plain_text, context_length=4))
     tree, plain_tree = ast.parse(script), ast.parse(plain)
     assert len(tree.body) == len(plain_tree.body)
     assert [ast.dump(n) for n in tree.body if not _assigns_text(n)] == [
@@ -67,7 +76,8 @@ def test_text_cannot_break_out_of_its_literal(text: str) -> None:
 
 
 def _assigns_text(node: ast.stmt) -> bool:
-    return isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "text"
+    """``text = ...`` (and ``batch_size = B``, which depends on the text's length)."""
+    return isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) in ("text", "batch_size")
 
 
 def test_text_literal_pieces_join_to_the_text() -> None:
@@ -107,7 +117,7 @@ def test_script_uses_the_books_names_and_only_torch_and_tiktoken() -> None:
     assert 'allowed_special={"<|endoftext|>"}' in script
     assert "torch.manual_seed(seed)" in script
     assert "seed = 7\n" in script
-    assert "emb_dim = 256\n" in script
+    assert "\nemb_dim = 256  # d, the book's output_dim\n" in script
     # token table first, positional table second, as in the book
     assert script.index("torch.nn.Embedding(50257, emb_dim)") < script.index(
         "torch.nn.Embedding(context_length, emb_dim)"
@@ -189,3 +199,114 @@ def test_script_reproduces_posviz_bit_for_bit(
         assert tensor.dtype == torch.float32, name
         assert torch.equal(tensor, getattr(ours, name)), name
         assert torch.equal(tensor, expected), name  # and both are the book's numbers
+
+
+# --- the batch, as section 2.8 builds it --------------------------------------------------------
+
+BOOK_PRESET = next(preset for name, preset in PRESETS.items() if name.startswith("Book §2.8"))
+# The book's printed first batch (section 2.6, "Token IDs"), max_length=4, stride=4.
+BOOK_FIRST_BATCH = [
+    [40, 367, 2885, 1464],
+    [1807, 3619, 402, 271],
+    [10899, 2138, 257, 7026],
+    [15632, 438, 2016, 257],
+    [922, 5891, 1576, 438],
+    [568, 340, 373, 645],
+    [1049, 5975, 284, 502],
+    [284, 3285, 326, 11],
+]
+
+
+def test_book_example_script_uses_the_books_data_loader() -> None:
+    script = reproduction_script(BOOK_PRESET)
+    assert "class GPTDatasetV1(torch.utils.data.Dataset):" in script
+    assert "for i in range(0, len(token_ids) - max_length, stride):" in script
+    assert "batch_size = 8  # B" in script
+    assert "DataLoader(\n    dataset, batch_size=batch_size, shuffle=False" in script
+    assert BOOK_CH02_URL in script
+    # the positional table is made before the DataLoader draws its random number
+    assert script.index("pos_embedding_layer = torch.nn.Embedding(") < script.index("iter(")
+
+
+@pytest.mark.parametrize(
+    ("settings", "book_windows"),
+    [
+        pytest.param(Settings(text="Every effort moves you", context_length=2), 1, id="no-target"),
+        pytest.param(Settings(text="Every effort", context_length=4), 0, id="short"),
+    ],
+)
+def test_script_says_why_it_does_not_use_the_books_loader(
+    settings: Settings, book_windows: int
+) -> None:
+    script = reproduction_script(settings)
+    assert "GPTDatasetV1(torch" not in script
+    assert f"GPTDatasetV1 would give {book_windows} window(s) here" in script
+
+
+@pytest.mark.slow
+def test_book_example_script_prints_the_books_shapes(tmp_path: Path) -> None:
+    """Run in a fresh interpreter: the shapes and token ids section 2.8 prints, and every
+    window of the batch equals posviz's window (the page shows one at a time)."""
+    cases = [BOOK_PRESET, *[Settings(**{**vars(BOOK_PRESET), "scheme": s}) for s in SCHEMES[1:]]]
+    saved, stdout = run_scripts_saved([reproduction_script(c) for c in cases], tmp_path)
+    assert stdout.count("inputs: torch.Size([8, 4])\n") == len(cases)
+    assert stdout.count("token_embeddings: torch.Size([8, 4, 256])\n") == len(cases)
+    assert stdout.count("pos_embeddings: torch.Size([4, 256])\n") == len(cases)
+    assert stdout.count("input_embeddings: torch.Size([8, 4, 256])\n") == len(cases)
+    for settings, entry in zip(cases, saved, strict=True):
+        assert entry["inputs"].tolist() == BOOK_FIRST_BATCH
+        token_batch, pos, input_batch = entry["batch"]
+        for window in range(8):
+            ours = _posviz_window(Settings(**{**vars(settings), "window": window}))
+            assert torch.equal(token_batch[window], ours.token_embeddings), window
+            assert torch.equal(pos, ours.pos_embeddings), window
+            assert torch.equal(input_batch[window], ours.input_embeddings), window
+
+
+# --- compare mode -------------------------------------------------------------------------------
+
+COMPARE_CASES = [
+    Settings(
+        text=DEFAULT_TEXT,
+        compare_text=DEFAULT_COMPARE_TEXT,
+        context_length=8,
+        emb_dim=emb_dim,
+        scheme=scheme,
+        causal=causal,
+    )
+    for scheme in SCHEMES
+    for causal, emb_dim in ((False, 16), (True, 7))
+]
+
+
+@pytest.mark.slow
+def test_compare_script_reproduces_the_comparison_bit_for_bit(tmp_path: Path) -> None:
+    saved, stdout = run_scripts_saved([reproduction_script(c) for c in COMPARE_CASES], tmp_path)
+    lines = [line for line in stdout.splitlines() if line.startswith("cosine of the mean")]
+    assert len(lines) == 2 * len(COMPARE_CASES)
+    for index, (settings, entry) in enumerate(zip(COMPARE_CASES, saved, strict=True)):
+        tables = SeededEmbeddings.create(seed=settings.seed, emb_dim=settings.emb_dim)
+        ours = compare_order(
+            tables,
+            encode(settings.text),
+            encode(settings.compare_text),
+            context_length=settings.context_length,
+            scheme=settings.scheme,
+            weights=book_attention_weights(d_in=settings.emb_dim, d_out=settings.emb_dim),
+            causal=settings.causal,
+        )
+        assert ours.without_positions is not None and ours.with_positions is not None
+        assert torch.equal(entry["context_first"], ours.without_positions.context_a)
+        assert torch.equal(entry["context_second"], ours.without_positions.context_b)
+        assert torch.equal(entry["positioned_first"], ours.with_positions.context_a)
+        assert torch.equal(entry["positioned_second"], ours.with_positions.context_b)
+        no_positions, positions = lines[2 * index], lines[2 * index + 1]
+        assert no_positions.endswith(f"no positions {ours.without_positions.mean_cosine:.6f}")
+        assert positions.endswith(f"with positions {ours.with_positions.mean_cosine:.6f}")
+
+
+def test_compare_script_for_texts_that_are_not_a_reordering_says_so() -> None:
+    script = reproduction_script(Settings(text="The dog", compare_text="dog The"))
+    assert "not the window's tokens in another order" in script
+    assert "SelfAttention_v2" not in script
+    assert "SelfAttention_v2" not in reproduction_script(Settings(text="The dog"))

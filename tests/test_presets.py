@@ -82,7 +82,10 @@ def test_book_2_8_preset_gives_the_books_batch_and_shapes() -> None:
     assert batch.shape == (8, 4)
     assert torch.equal(inputs, torch.tensor(token_ids[:32]).view(8, 4))
     assert inputs.tolist() == BOOK_2_8_INPUTS
-    assert list(batch.dropped) == [] and batch.skipped == 0
+    # One token more than the 32 in the batch: the last window's target, which the book's
+    # GPTDatasetV1 needs to cut 8 windows (range(0, len(token_ids) - max_length, stride)).
+    assert list(batch.dropped) == [32] and token_ids[32] == 287 and batch.skipped == 0
+    assert batch.book_num_windows == 8 and batch.same_as_book
 
     # The book's shapes, from the book's code run here.
     token_embedding_layer, pos_embedding_layer = book_layers(settings.seed, 256, 4)
