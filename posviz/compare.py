@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, Literal
 
 import torch
@@ -31,8 +31,10 @@ from posviz.attention import SAME_TOLERANCE, Attention, AttentionWeights, self_a
 from posviz.config import Scheme
 from posviz.embeddings import SeededEmbeddings
 from posviz.pipeline import WindowEmbeddings, embed_window
+from posviz.tokenizer import encode
 
-CompareStatus = Literal["permutation", "identical", "different_tokens", "empty"]
+CompareStatus = Literal["permutation", "identical", "different_tokens", "empty", "too_long"]
+MAX_COMPARE_TOKENS: Final = 128  # a sentence or two shows it; 4 attention passes stay ~0.1 s
 
 # The default pair: GPT-2 gives "The", " dog", " bites", " the", " man" and the same five
 # tokens in another order ("dog" and " dog" would be different tokens: both stay mid-sentence).
@@ -120,6 +122,7 @@ class OrderComparison:
     b: WindowEmbeddings | None = None
     without_positions: OrderSummary | None = None
     with_positions: OrderSummary | None = None
+    second_text_cut: int = 0  # tokens of the second text after its first window, not compared
 
     @property
     def input_max_difference(self) -> float:
@@ -178,6 +181,8 @@ def compare_order(
         raise ValueError(f"attention d_in {weights.d_in} != emb_dim {tables.emb_dim}")
     if not ids_a or not ids_b:
         return OrderComparison("empty", scheme, causal, ids_a, ids_b)
+    if max(len(ids_a), len(ids_b)) > MAX_COMPARE_TOKENS:
+        return OrderComparison("too_long", scheme, causal, ids_a, ids_b)
     order = match_permutation(ids_a, ids_b)
     if order is None:
         difference = token_difference(ids_a, ids_b)
@@ -212,3 +217,28 @@ def compare_order(
         without_positions=without,
         with_positions=with_positions,
     )
+
+
+def compare_with_text(
+    tables: SeededEmbeddings,
+    window_token_ids: Sequence[int],
+    compare_text: str,
+    *,
+    context_length: int,
+    scheme: Scheme,
+    weights: AttentionWeights,
+    causal: bool = False,
+) -> OrderComparison:
+    """:func:`compare_order` for the window on screen and the first window (at most
+    ``context_length`` tokens) of ``compare_text``; ``second_text_cut`` counts the rest."""
+    second = encode(compare_text)
+    comparison = compare_order(
+        tables,
+        window_token_ids,
+        second[:context_length],
+        context_length=context_length,
+        scheme=scheme,
+        weights=weights,
+        causal=causal,
+    )
+    return replace(comparison, second_text_cut=max(len(second) - context_length, 0))

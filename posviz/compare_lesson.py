@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Final
 
-from posviz.compare import OrderComparison, OrderSummary
+from posviz.compare import MAX_COMPARE_TOKENS, OrderComparison, OrderSummary
 from posviz.config import Scheme
 from posviz.token_text import for_markdown, visible
 from posviz.tokenizer import token_bytes
@@ -75,6 +75,13 @@ def status_message(comparison: OrderComparison) -> str | None:
             "(for example *The dog bites the man* and *The man bites the dog*) to see what "
             "self-attention makes of them."
         )
+    if comparison.status == "too_long":
+        longest = max(len(ids_a), len(ids_b))
+        return (
+            f"Compare mode takes up to {MAX_COMPARE_TOKENS} tokens per text (a sentence or two "
+            f"shows the point); this comparison has {longest}. Use a shorter text or a smaller "
+            "context length."
+        )
     if comparison.status == "identical":
         return (
             "The two texts are the same tokens in the same order, so every number below is "
@@ -99,6 +106,16 @@ def status_message(comparison: OrderComparison) -> str | None:
             )
         return "\n\n".join(lines)
     return None
+
+
+def cut_note(comparison: OrderComparison) -> str | None:
+    """Say that only the second text's first window is compared, if it is longer."""
+    if not comparison.second_text_cut:
+        return None
+    return (
+        f"The second text is longer than one window: its first {len(comparison.token_ids_b)} "
+        f"token(s) are compared, {comparison.second_text_cut} more are left out."
+    )
 
 
 def _difference(summary: OrderSummary) -> str:

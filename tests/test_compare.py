@@ -17,8 +17,10 @@ from posviz.attention import book_attention_weights
 from posviz.compare import (
     DEFAULT_COMPARE_TEXT,
     DEFAULT_TEXT,
+    MAX_COMPARE_TOKENS,
     OrderComparison,
     compare_order,
+    compare_with_text,
     match_permutation,
     token_difference,
 )
@@ -215,3 +217,34 @@ def test_match_permutation_maps_b_onto_a(ids_a: list[int], ids_b: list[int]) -> 
     assert [ids_a[i] for i in order] == ids_b
     assert match_permutation(ids_a, [*ids_b, 1]) is None
     assert match_permutation([1, 2], [1, 3]) is None
+
+
+def test_long_texts_are_refused_with_a_status(tables: SeededEmbeddings) -> None:
+    ids = list(range(1000, 1000 + MAX_COMPARE_TOKENS + 1))
+    result = compare(tables, ids, ids[::-1], "learned", causal=False)
+    assert result.status == "too_long" and result.without_positions is None
+    at_limit = compare_order(
+        tables,
+        ids[:-1],
+        ids[-2::-1],
+        context_length=MAX_COMPARE_TOKENS,
+        scheme="learned",
+        weights=book_attention_weights(d_in=EMB_DIM, d_out=EMB_DIM),
+    )
+    assert at_limit.status == "permutation"
+
+
+def test_compare_with_text_takes_the_second_texts_first_window(
+    tables: SeededEmbeddings,
+) -> None:
+    result = compare_with_text(
+        tables,
+        IDS_A,
+        DEFAULT_COMPARE_TEXT + " and the cat",
+        context_length=5,
+        scheme="learned",
+        weights=book_attention_weights(d_in=EMB_DIM, d_out=EMB_DIM),
+    )
+    assert result.token_ids_b == tuple(IDS_B)
+    assert result.second_text_cut == 3  # " and", " the", " cat"
+    assert result.status == "permutation"

@@ -10,7 +10,7 @@ import pytest
 from posviz.attention import book_attention_weights
 from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, OrderComparison, compare_order
 from posviz.compare_figure import compare_figure
-from posviz.compare_lesson import CAUSAL_NOTE, findings, status_message
+from posviz.compare_lesson import CAUSAL_NOTE, cut_note, findings, status_message
 from posviz.config import SCHEMES, Scheme
 from posviz.embeddings import SeededEmbeddings
 from posviz.token_text import visible
@@ -110,6 +110,7 @@ def test_findings_with_the_mask_say_the_mask_breaks_the_symmetry(
         pytest.param("a b", "a b", "same order", id="identical"),
         pytest.param("a b c", "a b", "the first has 3 token(s), the second 2", id="counts"),
         pytest.param("The dog", "dog The", "loses its space", id="leading-space"),
+        pytest.param("a " * 130, "a " * 130, "up to 128 tokens", id="too-long"),
     ],
 )
 def test_status_messages_explain(
@@ -118,6 +119,7 @@ def test_status_messages_explain(
     message = status_message(compare(tables, text_a, text_b))
     assert message is not None and expected in message
     assert findings(compare(tables, text_a, text_b)) == [] or text_a == text_b
+    assert cut_note(compare(tables, text_a, text_b)) is None
 
 
 def test_token_chips_in_messages_are_escaped(tables: SeededEmbeddings) -> None:
