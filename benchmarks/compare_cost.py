@@ -1,0 +1,95 @@
+"""What compare mode adds to a rerun: CPU time of the comparison and its figure, and the
+figure's JSON size, for a few window sizes (the tables are built once, as the app caches them).
+
+Run from the repository root::
+
+    python benchmarks/compare_cost.py
+
+CPU time of this process (``time.process_time``, one torch thread as in the app), median of
+``REPEATS`` runs; the load average is printed with the numbers. Nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from posviz.attention import book_attention_weights
+from posviz.compare import MAX_COMPARE_TOKENS, compare_with_text
+from posviz.compare_figure import compare_figure
+from posviz.embeddings import SeededEmbeddings
+from posviz.tokenizer import decode, encode
+
+REPEATS = 5
+WORDS = [
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "a",
+    "lazy",
+    "dog",
+    "while",
+    "an",
+    "old",
+    "cat",
+    "sleeps",
+]
+
+
+def texts(num_tokens: int) -> tuple[str, str]:
+    """A text of about ``num_tokens`` single-token words, and its words reversed."""
+    words = [WORDS[i % len(WORDS)] for i in range(num_tokens)]
+    first = " " + " ".join(words)
+    second = " " + " ".join(reversed(words))
+    return first, second
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    print(f"load average: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs")
+    print("   n    d  scheme  causal  compare ms  figure ms  figure JSON kB")
+    for num_tokens, emb_dim in ((5, 64), (5, 768), (32, 256), (MAX_COMPARE_TOKENS, 768)):
+        tables = SeededEmbeddings.create(seed=123, emb_dim=emb_dim)
+        first, second = texts(num_tokens)
+        ids = encode(first)
+        token_texts = [decode([t]) for t in ids]
+        for scheme, causal in (("learned", False), ("rope", True)):
+            compare_ms, figure_ms, size = [], [], 0
+            for _ in range(REPEATS):
+                start = time.process_time()
+                weights = book_attention_weights(d_in=emb_dim, d_out=emb_dim)
+                comparison = compare_with_text(
+                    tables,
+                    ids,
+                    second,
+                    context_length=len(ids),
+                    scheme=scheme,
+                    weights=weights,
+                    causal=causal,
+                )
+                middle = time.process_time()
+                second_texts = [decode([t]) for t in comparison.token_ids_b]
+                figure = compare_figure(comparison, token_texts, second_texts)
+                size = len(figure.to_json())
+                end = time.process_time()
+                compare_ms.append((middle - start) * 1e3)
+                figure_ms.append((end - middle) * 1e3)
+            print(
+                f"{len(ids):4d} {emb_dim:4d}  {scheme:7s} {causal!s:6s}  "
+                f"{statistics.median(compare_ms):10.1f}  {statistics.median(figure_ms):9.1f}  "
+                f"{size / 1000:14.0f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
