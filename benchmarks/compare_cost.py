@@ -25,7 +25,7 @@ from posviz.attention import book_attention_weights
 from posviz.compare import MAX_COMPARE_TOKENS, compare_with_text
 from posviz.compare_figure import compare_figure
 from posviz.embeddings import SeededEmbeddings
-from posviz.tokenizer import decode, encode
+from posviz.tokenizer import encode
 
 REPEATS = 5
 WORDS = [
@@ -62,7 +62,6 @@ def main() -> None:
         tables = SeededEmbeddings.create(seed=123, emb_dim=emb_dim)
         first, second = texts(num_tokens)
         ids = encode(first)
-        token_texts = [decode([t]) for t in ids]
         for scheme, causal in (("learned", False), ("rope", True)):
             compare_ms, figure_ms, size = [], [], 0
             for _ in range(REPEATS):
@@ -78,8 +77,7 @@ def main() -> None:
                     causal=causal,
                 )
                 middle = time.process_time()
-                second_texts = [decode([t]) for t in comparison.token_ids_b]
-                figure = compare_figure(comparison, token_texts, second_texts)
+                figure = compare_figure(comparison)
                 size = len(figure.to_json())
                 end = time.process_time()
                 compare_ms.append((middle - start) * 1e3)

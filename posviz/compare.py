@@ -29,8 +29,7 @@ import torch
 
 from posviz.attention import SAME_TOLERANCE, Attention, AttentionWeights, self_attention
 from posviz.config import Scheme
-from posviz.embeddings import SeededEmbeddings
-from posviz.pipeline import WindowEmbeddings, embed_window
+from posviz.pipeline import EmbeddingTables, WindowEmbeddings, embed_window
 from posviz.tokenizer import encode
 
 CompareStatus = Literal["permutation", "identical", "different_tokens", "empty", "too_long"]
@@ -163,7 +162,7 @@ def _summary(
 
 
 def compare_order(
-    tables: SeededEmbeddings,
+    tables: EmbeddingTables,
     token_ids_a: Sequence[int],
     token_ids_b: Sequence[int],
     *,
@@ -174,11 +173,9 @@ def compare_order(
 ) -> OrderComparison:
     """Compare two windows of at most ``context_length`` tokens each (see module docstring).
 
-    ``weights`` must have ``d_in == tables.emb_dim``.
+    ``weights`` must have ``d_in`` equal to the tables' ``emb_dim`` (``ValueError`` if not).
     """
     ids_a, ids_b = tuple(token_ids_a), tuple(token_ids_b)
-    if weights.d_in != tables.emb_dim:
-        raise ValueError(f"attention d_in {weights.d_in} != emb_dim {tables.emb_dim}")
     if not ids_a or not ids_b:
         return OrderComparison("empty", scheme, causal, ids_a, ids_b)
     if max(len(ids_a), len(ids_b)) > MAX_COMPARE_TOKENS:
@@ -220,7 +217,7 @@ def compare_order(
 
 
 def compare_with_text(
-    tables: SeededEmbeddings,
+    tables: EmbeddingTables,
     window_token_ids: Sequence[int],
     compare_text: str,
     *,

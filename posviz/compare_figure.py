@@ -9,7 +9,6 @@ numbers show: "same rows, reordered" or "differ".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
@@ -34,24 +33,15 @@ def _verdict(same: bool) -> str:
     return _SAME if same else _DIFFER
 
 
-def compare_figure(
-    comparison: OrderComparison,
-    token_texts_a: Sequence[str],
-    token_texts_b: Sequence[str],
-    *,
-    lecture: bool = False,
-) -> go.Figure:
+def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.Figure:
     """Eight heatmaps (2 texts x 4 matrices) for a comparison of two reorderings.
 
-    ``token_texts_*`` are the tokens as :func:`posviz.token_text.visible` writes them.
     Raises ``ValueError`` if ``comparison`` is not a reordering (nothing to draw).
     """
     a, b = comparison.a, comparison.b
     without, positioned = comparison.without_positions, comparison.with_positions
     if a is None or b is None or without is None or positioned is None:
         raise ValueError(f"nothing to draw for a comparison with status {comparison.status!r}")
-    if len(token_texts_a) != len(a.token_ids) or len(token_texts_b) != len(b.token_ids):
-        raise ValueError("one token text per token is needed for both texts")
     rope = comparison.scheme == "rope"
     mask = " (causal)" if comparison.causal else ""
     if rope:
@@ -79,7 +69,7 @@ def compare_figure(
         _verdict(without.permuted),
         _verdict(positioned.permuted),
     ]
-    labels = (row_labels(token_texts_a), row_labels(token_texts_b))
+    labels = (row_labels(a.token_texts), row_labels(b.token_texts))
     n = len(a.token_ids)
     font_size = 22 if lecture else 14
     gap, row_gap = 0.03, 0.12
