@@ -13,8 +13,18 @@ import streamlit as st
 import torch
 from streamlit.delta_generator import DeltaGenerator
 
+from posviz.attention import AttentionWeights, book_attention_weights
 from posviz.batching import Batch
-from posviz.codegen import reproduction_script
+from posviz.codegen import BOOK_CH02_NOTEBOOK_URL, BOOK_CH02_URL, reproduction_script
+from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, compare_with_text
+from posviz.compare_figure import compare_figure
+from posviz.compare_lesson import (
+    ATTENTION_NOTE,
+    CAUSAL_NOTE,
+    cut_note,
+    findings,
+    status_message,
+)
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
     EMB_DIM_RANGE,
@@ -61,9 +71,10 @@ from posviz.similarity import (
 )
 from posviz.token_text import for_markdown, readable
 from posviz.tokenizer import TokenizerDataError, token_texts
-from posviz.view import View, build_view
+from posviz.view import TablesFor, View, build_view
 
 CUSTOM = "Your own text"
+WORD_ORDER = "Word order"  # the compare tab
 # posviz's tensors are small: torch's intra-op threads only add hand-offs, which cost 5-20 ms
 # per operation when the CPU is shared with other sessions (benchmarks/bench.py measures it).
 torch.set_num_threads(1)
@@ -129,6 +140,12 @@ def switch_weights() -> None:
     st.session_state["preset"] = matching_preset(changed) or CUSTOM
 
 
+@st.cache_resource(max_entries=8, show_spinner=False)
+def attention_weights(emb_dim: int) -> AttentionWeights:
+    """The book's SelfAttention_v2(d, d) weights after torch.manual_seed(789)."""
+    return book_attention_weights(d_in=emb_dim, d_out=emb_dim)
+
+
 def init_state() -> list[str]:
     """On a session's first run, take the settings from the URL; return notices."""
     if "context_length" in st.session_state:
@@ -138,6 +155,8 @@ def init_state() -> list[str]:
     st.session_state["lecture"] = link.lecture
     reset_step()
     st.session_state["preset"] = matching_preset(link.settings) or CUSTOM
+    if link.settings.compare_text:  # a link with a second text opens the compare tab
+        st.session_state["view"] = WORD_ORDER
     return list(link.notices)
 
 
@@ -146,6 +165,8 @@ def apply_preset() -> None:
     if preset is None:
         return
     st.session_state.update(widget_values(for_weights(preset, st.session_state["weights"])))
+    if preset.compare_text:
+        st.session_state["view"] = WORD_ORDER
 
 
 def explain(text: str) -> None:
@@ -391,11 +412,94 @@ def similarity_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
         explain(POSITION_PANEL_NOTES[settings.scheme])
 
 
+def use_example_pair() -> None:
+    st.session_state["text"] = DEFAULT_TEXT
+    st.session_state["compare_text"] = DEFAULT_COMPARE_TEXT
+    st.session_state["window"] = 0
+    mark_custom()
+
+
+def compare_view(view: View, tables: TablesFor) -> None:
+    """Compare mode: the window on screen and a second text, through self-attention."""
+    settings = view.settings
+    st.markdown(
+        "Type the **same words in another order**. Section 2.8 adds positions because "
+        "self-attention cannot see order: here is the proof, on your words."
+    )
+    text_column, options = st.columns([3, 2], vertical_alignment="bottom")
+    text_column.text_area(
+        "Second text (compared with the window on screen)",
+        key="compare_text",
+        on_change=mark_custom,
+        height=80,
+        max_chars=MAX_TEXT_CHARS,
+        persist_state="session",
+    )
+    options.toggle(
+        "Causal mask (GPT: each token sees only the tokens before it)",
+        key="causal",
+        on_change=mark_custom,
+        persist_state="session",
+    )
+    options.button(
+        f"Example: {DEFAULT_TEXT} / {DEFAULT_COMPARE_TEXT}",
+        key="example_pair",
+        on_click=use_example_pair,
+    )
+    comparison = compare_with_text(
+        tables(settings),
+        view.token_ids,
+        settings.compare_text,
+        context_length=settings.context_length,
+        scheme=settings.scheme,
+        weights=attention_weights(settings.emb_dim),
+        causal=settings.causal,
+    )
+    message = status_message(comparison)
+    if message is not None:
+        st.info(message)
+    note = cut_note(comparison)
+    if note is not None:
+        st.caption(note)
+    without, positioned = comparison.without_positions, comparison.with_positions
+    if without is None or positioned is None:
+        return
+    mask = "causal, " if settings.causal else ""
+    left, right = st.columns(2)
+    left.metric(
+        f"mean context vector, {mask}no positions: cosine",
+        f"{without.mean_cosine:.6f}",
+        delta="the same" if without.permuted else "differs",
+        delta_color="off",
+        delta_arrow="off",
+    )
+    right.metric(
+        f"mean context vector, {mask}with positions ({settings.scheme}): cosine",
+        f"{positioned.mean_cosine:.6f}",
+        delta="the same" if positioned.permuted else "differs",
+        delta_color="off",
+        delta_arrow="off",
+    )
+    lecture = bool(st.session_state.get("lecture"))
+    st.plotly_chart(
+        compare_figure(comparison, lecture=lecture),
+        key="compare",
+        theme=None,
+        config=CHART_CONFIG,
+    )
+    for paragraph in findings(comparison):
+        st.markdown(paragraph)
+    if settings.causal:
+        st.markdown(CAUSAL_NOTE)
+    explain(ATTENTION_NOTE)
+
+
 def code_view(settings: Settings) -> None:
     st.markdown(
-        "This script uses only `torch` and `tiktoken` and recreates exactly the three "
-        "matrices on screen (`pip install torch tiktoken`; tiktoken downloads GPT-2's "
-        "vocabulary on its first run)."
+        "This script uses only `torch` and `tiktoken` and recreates exactly the batch and the "
+        "three matrices on screen, as section 2.8 builds them "
+        f"([the book's chapter-2 code]({BOOK_CH02_URL}); `pip install torch tiktoken`; "
+        "tiktoken downloads GPT-2's vocabulary on its first run)."
     )
     st.code(reproduction_script(settings), language="python", line_numbers=False)
 
@@ -420,7 +524,7 @@ def download_view(embeddings: WindowEmbeddings) -> None:
     )
 
 
-def window_views(view: View, step: int) -> None:
+def window_views(view: View, step: int, tables: TablesFor) -> None:
     settings, embeddings = view.settings, view.embeddings
     if STEPS[step].show_ids:
         token_chips(view)
@@ -430,7 +534,9 @@ def window_views(view: View, step: int) -> None:
         return
     shapes_line(view.batch, settings.emb_dim, settings.context_length)
     tabs = st.tabs(
-        ["Embeddings", "Similarity", "Show the code", "Download"], key="view", on_change="rerun"
+        ["Embeddings", "Similarity", WORD_ORDER, "Show the code", "Download"],
+        key="view",
+        on_change="rerun",
     )
     if tabs[0].open:
         with tabs[0]:
@@ -440,9 +546,12 @@ def window_views(view: View, step: int) -> None:
             similarity_view(settings, embeddings)
     if tabs[2].open:
         with tabs[2]:
-            code_view(settings)
+            compare_view(view, tables)
     if tabs[3].open:
         with tabs[3]:
+            code_view(settings)
+    if tabs[4].open:
+        with tabs[4]:
             download_view(embeddings)
 
 
@@ -451,7 +560,8 @@ def main() -> None:
     notices = init_state()
     st.title("Token + position = input embeddings")
     st.caption(
-        "Section 2.8 of *Build a Large Language Model (From Scratch)*: GPT-2's tokenizer, "
+        f"[Section 2.8]({BOOK_CH02_NOTEBOOK_URL}) of *Build a Large Language Model (From "
+        "Scratch)*: GPT-2's tokenizer, "
         "`torch.manual_seed(seed)`, `nn.Embedding(50257, d)` and `nn.Embedding(T, d)`."
     )
     for notice in notices:
@@ -466,11 +576,12 @@ def main() -> None:
     trained = gpt2_tables() if settings.weights == "gpt2" else None
     if settings.weights == "gpt2" and trained is None:
         settings = for_weights(settings, "init")  # the message says why
+
+    def view_tables(settings: Settings) -> EmbeddingTables:
+        return trained if trained is not None else tables_for(settings)
+
     try:
-        view = build_view(
-            settings,
-            tables=lambda s: trained if trained is not None else tables_for(s),
-        )
+        view = build_view(settings, tables=view_tables)
     except (SettingsError, TokenizerDataError, TorchFillError) as error:  # bad files or torch
         st.error(str(error))
         return
@@ -485,7 +596,7 @@ def main() -> None:
 
     step = lecture_steps()
     window_picker(view)
-    window_views(view, step)
+    window_views(view, step, view_tables)
 
 
 try:

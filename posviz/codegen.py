@@ -37,6 +37,10 @@ from posviz.view import batch_for
 
 _PIECE_CHARS: Final = 60  # characters per piece of the text literal, for a readable script
 BOOK_CH02_URL: Final = "https://github.com/rasbt/LLMs-from-scratch/tree/main/ch02"
+# The chapter's notebook, whose section "2.8 Encoding word positions" posviz shows.
+BOOK_CH02_NOTEBOOK_URL: Final = (
+    f"{BOOK_CH02_URL.replace('/tree/', '/blob/')}/01_main-chapter-code/ch02.ipynb"
+)
 BOOK_CH03_URL: Final = "https://github.com/rasbt/LLMs-from-scratch/tree/main/ch03"
 
 _HEADER: Final = '''\

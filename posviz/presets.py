@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Final
 
+from posviz.compare import DEFAULT_COMPARE_TEXT as WORD_ORDER_COMPARE_TEXT
+from posviz.compare import DEFAULT_TEXT as WORD_ORDER_TEXT
 from posviz.config import Settings, for_weights
 
 BOOK_2_5_TEXT: Final = (
@@ -32,17 +34,25 @@ PRESETS: Final[dict[str, Settings]] = {
     "Book §2.8: The Verdict, [8, 4, 256]": Settings(
         text=VERDICT_OPENING, context_length=4, emb_dim=256, stride=4
     ),
+    # The same five tokens in another order (see posviz.compare): the "Word order" tab.
+    "Word order: The dog bites the man": Settings(
+        text=WORD_ORDER_TEXT, compare_text=WORD_ORDER_COMPARE_TEXT, context_length=8
+    ),
 }
 
 
 def matching_preset(settings: Settings) -> str | None:
     """The name of the preset ``settings`` shows, or ``None``; an example seen under another
-    positional scheme, or with GPT-2's trained tables, is still that example."""
+    positional scheme, with GPT-2's trained tables or with the causal mask toggled, is still
+    that example."""
     return next(
         (
             name
             for name, preset in PRESETS.items()
-            if for_weights(replace(preset, scheme=settings.scheme), settings.weights) == settings
+            if for_weights(
+                replace(preset, scheme=settings.scheme, causal=settings.causal), settings.weights
+            )
+            == settings
         ),
         None,
     )

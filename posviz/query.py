@@ -40,9 +40,14 @@ _INT_RANGES: Final = {
 }
 _CHOICES: Final[dict[str, tuple[str, ...]]] = {"scheme": SCHEMES, "weights": WEIGHTS}
 _WHOLE_NUMBER: Final = re.compile(r"-?[0-9]{1,20}")  # ASCII digits, one optional minus sign
-_KNOWN_KEYS: Final = frozenset(f.name for f in fields(Settings)) | {"lecture"}
+# URL parameter of each Settings field, where it is not the field's name.
+_URL_KEYS: Final = {"compare_text": "compare"}
+_KNOWN_KEYS: Final = frozenset(_URL_KEYS.get(f.name, f.name) for f in fields(Settings)) | {
+    "lecture"
+}
 _LECTURE_ON: Final = frozenset({"1", "true", "on"})
 _LECTURE_OFF: Final = frozenset({"0", "false", "off"})
+_TEXT_FIELDS: Final = {"text": "text", "compare": "compare_text"}  # URL key -> field
 
 
 @dataclass(frozen=True)
@@ -81,13 +86,18 @@ def settings_from_query(
         raw = _one(value)
         if key not in _KNOWN_KEYS:
             notices.append(f"unknown parameter {key[:40]!r} ignored")
-        elif key == "text":
+        elif key in _TEXT_FIELDS:
             if len(raw) > MAX_TEXT_CHARS:
                 notices.append(
-                    f"text: longer than {MAX_TEXT_CHARS:,} characters; using the default"
+                    f"{key}: longer than {MAX_TEXT_CHARS:,} characters; using the default"
                 )
             else:
-                changes["text"] = raw
+                changes[_TEXT_FIELDS[key]] = raw
+        elif key == "causal":
+            if raw.lower() in _LECTURE_ON | _LECTURE_OFF:
+                changes["causal"] = raw.lower() in _LECTURE_ON
+            else:
+                notices.append(f"causal: {raw[:40]!r} is not on/off; using {settings.causal}")
         elif key in _CHOICES:
             if raw in _CHOICES[key]:
                 changes[key] = raw
@@ -140,9 +150,10 @@ def query_from_settings(settings: Settings, *, lecture: bool = False) -> dict[st
         value = getattr(settings, field.name)
         if value == getattr(default, field.name) or value is None or field.name in implied:
             continue
-        if field.name == "text" and len(str(value)) > MAX_TEXT_IN_URL:
+        if field.name in ("text", "compare_text") and len(str(value)) > MAX_TEXT_IN_URL:
             continue
-        params[field.name] = str(value)
+        key = _URL_KEYS.get(field.name, field.name)
+        params[key] = ("1" if value else "0") if isinstance(value, bool) else str(value)
     if lecture:
         params["lecture"] = "1"
     return params

@@ -109,3 +109,30 @@ def test_bad_shapes_raise_naming_the_shape() -> None:
         self_attention(torch.zeros(3, 5), weights)
     with pytest.raises(ValueError, match="must be positive"):
         book_attention_weights(d_in=0, d_out=4)
+
+
+def test_the_books_printed_context_vectors() -> None:
+    """Section 3.4.2 prints sa_v2(inputs) for "Your journey starts with one step"."""
+    inputs = torch.tensor(
+        [
+            [0.43, 0.15, 0.89],  # Your
+            [0.55, 0.87, 0.66],  # journey
+            [0.57, 0.85, 0.64],  # starts
+            [0.22, 0.58, 0.33],  # with
+            [0.77, 0.25, 0.10],  # one
+            [0.05, 0.80, 0.55],  # step
+        ]
+    )
+    printed = torch.tensor(
+        [
+            [-0.0739, 0.0713],
+            [-0.0748, 0.0703],
+            [-0.0749, 0.0702],
+            [-0.0760, 0.0685],
+            [-0.0763, 0.0679],
+            [-0.0754, 0.0693],
+        ]
+    )
+    weights = book_attention_weights(d_in=3, d_out=2)
+    context_vecs = self_attention(inputs, weights, dtype=torch.float32).context_vecs
+    torch.testing.assert_close(context_vecs, printed, rtol=0, atol=5e-5)

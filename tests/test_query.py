@@ -213,7 +213,10 @@ QUERY_VALUES = st.one_of(
     st.dictionaries(
         st.one_of(
             st.sampled_from(
-                ["text", "context_length", "emb_dim", "seed", "stride", "window", "scheme"]
+                [
+                    *("text", "context_length", "emb_dim", "seed", "stride", "window"),
+                    *("scheme", "compare", "causal"),
+                ]
             ),
             st.text(max_size=10),
         ),
@@ -250,6 +253,10 @@ ROUND_TRIPS = [
     pytest.param(Settings(text="", seed=0, scheme="none"), id="empty-text-seed-0"),
     pytest.param(Settings(scheme="sinusoidal", emb_dim=5, stride=3), id="sinusoidal-odd-d"),
     pytest.param(Settings(text="x" * 2_000), id="text-at-url-limit"),
+    pytest.param(
+        Settings(text="The dog bites the man", compare_text="The man & the dog?", causal=True),
+        id="compare-causal",
+    ),
 ]
 
 
@@ -322,3 +329,36 @@ def test_gpt2_links_round_trip_with_d_and_scheme_implied() -> None:
     settings, notices = settings_from_query({"weights": "gpt2", "emb_dim": "64"})
     assert settings.emb_dim == 768
     assert notices == ["emb_dim: GPT-2's trained tables have 768 columns; using 768, not 64"]
+
+
+# --- compare mode ---------------------------------------------------------------------------
+
+
+def test_compare_and_causal_parameters() -> None:
+    settings, notices = settings_from_query({"compare": "The man bites the dog", "causal": "on"})
+    assert (settings.compare_text, settings.causal, notices) == ("The man bites the dog", True, [])
+    query = query_from_settings(settings)
+    assert query == {"compare": "The man bites the dog", "causal": "1"}
+    assert "compare_text" not in query  # the URL says compare, the field compare_text
+
+
+@pytest.mark.parametrize(
+    ("params", "notice"),
+    [
+        pytest.param(
+            {"causal": "maybe"}, "causal: 'maybe' is not on/off; using False", id="causal"
+        ),
+        pytest.param({"compare": "x" * 25_001}, "compare: longer than 25,000", id="too-long"),
+        pytest.param({"compare_text": "x"}, "unknown parameter 'compare_text'", id="field-name"),
+    ],
+)
+def test_bad_compare_parameters_fall_back_with_a_notice(
+    params: dict[str, str], notice: str
+) -> None:
+    settings, notices = settings_from_query(params)
+    assert (settings.compare_text, settings.causal) == ("", False)
+    assert len(notices) == 1 and notices[0].startswith(notice)
+
+
+def test_long_second_text_is_left_out_of_the_link() -> None:
+    assert "compare" not in query_from_settings(Settings(compare_text="y" * 2_001))
