@@ -11,6 +11,9 @@ Chrome or Chromium; kaleido finds ``/usr/bin/chromium``, or set ``BROWSER_PATH``
 ``--view similarity`` draws the cosine-similarity view instead of the embeddings.
 ``--csv`` and ``--npy`` write the three matrices (see :mod:`posviz.export`), ``--print-code``
 prints the reproduction script (see :mod:`posviz.codegen`) to standard output.
+``--compare TEXT`` (compare mode, optionally ``--causal``) compares the window with a second
+text through the book's self-attention and prints the numbers (to standard error when
+``--print-code`` uses standard output); ``--view compare`` draws its figure.
 
 GPT-2 124M's trained tables instead of the book's random ones: ``--weights gpt2`` (d is 768,
 the scheme learned). Before a lecture, fetch them into the cache (157 MB, once), so the app
@@ -38,7 +41,11 @@ from typing import NoReturn
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from posviz.attention import book_attention_weights
 from posviz.codegen import reproduction_script
+from posviz.compare import OrderComparison, compare_with_text
+from posviz.compare_figure import compare_figure
+from posviz.compare_lesson import summary_lines
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
     EMB_DIM_RANGE,
@@ -55,7 +62,7 @@ from posviz.embeddings import TorchFillError
 from posviz.export import figure_html, matrices_csv, matrices_npy
 from posviz.figures import embeddings_figure
 from posviz.hub import HubError, HubFile, Progress
-from posviz.pipeline import EmbeddingTables
+from posviz.pipeline import EmbeddingTables, WindowEmbeddings
 from posviz.pretrained import Gpt2Store
 from posviz.similarity import similarity_figure
 from posviz.tokenizer import TokenizerDataError
@@ -145,9 +152,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--view",
-        choices=("embeddings", "similarity"),
+        choices=("embeddings", "similarity", "compare"),
         default="embeddings",
-        help="the three embedding matrices, or the cosine similarity between positions",
+        help="the three embedding matrices, the cosine similarity between positions, or "
+        "(with --compare) the two texts through self-attention",
+    )
+    parser.add_argument(
+        "--compare",
+        metavar="TEXT",
+        help="compare mode: a second text, the same words in another order",
+    )
+    parser.add_argument(
+        "--causal", action="store_true", help="compare mode: mask future tokens, as GPT does"
     )
     parser.add_argument("--lecture", action="store_true", help="large fonts for a projector")
     parser.add_argument("--out", type=Path, help="write the figure to this .html or .png file")
@@ -186,6 +202,8 @@ def _settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Sett
         window=args.window,
         scheme=default.scheme if args.scheme is None else args.scheme,
         weights=args.weights,
+        compare_text=args.compare or "",
+        causal=args.causal,
     )
     try:
         return validate(settings)
@@ -233,6 +251,21 @@ def _tables(store: Gpt2Store) -> TablesFor:
     return tables
 
 
+def _comparison(
+    settings: Settings, tables: EmbeddingTables, window: WindowEmbeddings
+) -> OrderComparison:
+    """Compare mode for the window on screen, through the book's SelfAttention_v2."""
+    return compare_with_text(
+        tables,
+        window.token_ids,
+        settings.compare_text,
+        context_length=settings.context_length,
+        scheme=settings.scheme,
+        weights=book_attention_weights(d_in=settings.emb_dim, d_out=settings.emb_dim),
+        causal=settings.causal,
+    )
+
+
 def _figure_bytes(figure: go.Figure, out: Path, width: int) -> bytes:
     if out.suffix.lower() in (".html", ".htm"):
         return figure_html(figure)
@@ -260,9 +293,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = build_parser()
     args = parser.parse_args(argv)
-    outputs = args.out or args.csv or args.npy or args.print_code
+    outputs = args.out or args.csv or args.npy or args.print_code or args.compare
     if not (outputs or args.fetch_gpt2):
-        parser.error("nothing to do: give --out, --csv, --npy, --print-code or --fetch-gpt2")
+        parser.error(
+            "nothing to do: give --out, --csv, --npy, --print-code, --compare or --fetch-gpt2"
+        )
+    if args.view == "compare" and not args.compare:
+        parser.error("--view compare needs --compare TEXT (the second text)")
     if args.out is not None and args.out.suffix.lower() not in (".html", ".htm", ".png"):
         parser.error(f"--out must end in .html or .png, got {str(args.out)!r}")
     if not 100 <= args.width <= 10_000:
@@ -277,10 +314,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not outputs:
             return 0
     try:
-        window = build_view(settings, strict=True, tables=_tables(store)).embeddings
+        view_tables = _tables(store)
+        tables = view_tables(settings)  # looked up once, for the view and compare mode
+        window = build_view(settings, strict=True, tables=lambda _: tables).embeddings
         if window is None:
             parser.error("the text is empty: give --text or --text-file")
         code = reproduction_script(settings) if args.print_code else None
+        comparison = _comparison(settings, tables, window) if settings.compare_text else None
     except SettingsError as error:
         parser.error(str(error))
     except (TokenizerDataError, TorchFillError) as error:  # damaged files, or another torch
@@ -288,12 +328,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if code is not None:
         sys.stdout.write(code)
+    if comparison is not None:
+        report = sys.stderr if code is not None else sys.stdout
+        report.write("".join(f"{line}\n" for line in summary_lines(comparison)))
     if args.csv is not None:
         _write(args.csv, matrices_csv(window))
     if args.npy is not None:
         _write(args.npy, matrices_npy(window))
     if args.out is not None:
-        if args.view == "similarity":
+        if args.view == "compare" and comparison is not None:
+            if comparison.with_positions is None:
+                _fail(f"no compare figure: {summary_lines(comparison)[0]}")
+            figure = compare_figure(comparison, lecture=args.lecture)
+        elif args.view == "similarity":
             figure = similarity_figure(window, lecture=args.lecture)
         else:
             figure = embeddings_figure(window, lecture=args.lecture)

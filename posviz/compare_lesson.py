@@ -181,3 +181,32 @@ def findings(comparison: OrderComparison) -> list[str]:
     else:
         positioned += ": now the layer sees two different sentences."
     return [tokens, inputs, blind, positioned]
+
+
+def summary_lines(comparison: OrderComparison) -> list[str]:
+    """The comparison as plain text, for the command line (no Markdown)."""
+    ids_a, ids_b = comparison.token_ids_a, comparison.token_ids_b
+    if comparison.status == "empty":
+        return ["compare: a text is empty, nothing to compare"]
+    if comparison.status == "too_long":
+        longest = max(len(ids_a), len(ids_b))
+        return [f"compare: at most {MAX_COMPARE_TOKENS} tokens per text, this has {longest}"]
+    if comparison.difference is not None:
+        only_a = [visible(b) for b in token_bytes(list(comparison.difference.only_in_a))]
+        only_b = [visible(b) for b in token_bytes(list(comparison.difference.only_in_b))]
+        return [
+            f"compare: not the same tokens in another order ({len(ids_a)} and {len(ids_b)} "
+            f"tokens; only in the first: {only_a}; only in the second: {only_b})"
+        ]
+    without, positioned = comparison.without_positions, comparison.with_positions
+    if without is None or positioned is None:
+        return []
+    mask = "causal mask" if comparison.causal else "no mask"
+    same = "identical texts" if comparison.status == "identical" else "the same tokens reordered"
+    return [
+        f"compare: {len(ids_a)} tokens, {same} (scheme {comparison.scheme}, {mask})",
+        f"cosine of the mean context vectors: no positions {without.mean_cosine:.6f} "
+        f"(largest difference {_difference(without)})",
+        f"cosine of the mean context vectors: with positions {positioned.mean_cosine:.6f} "
+        f"(largest difference {_difference(positioned)})",
+    ]

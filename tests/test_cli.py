@@ -291,3 +291,63 @@ def test_fetch_gpt2_offline_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--fetch-gpt2"])
     assert caught.value.code == 1
     assert "cannot fetch GPT-2's tables: HF_HUB_OFFLINE is set" in capsys.readouterr().err
+
+
+# --- compare mode ---------------------------------------------------------------------------
+
+PAIR_ARGS = ["--text", "The dog bites the man", "--compare", "The man bites the dog"]
+
+
+def test_compare_prints_the_cosines(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*PAIR_ARGS, "--emb-dim", "16"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "compare: 5 tokens, the same tokens reordered (scheme learned, no mask)"
+    assert lines[1].startswith("cosine of the mean context vectors: no positions 1.000000 ")
+    with_positions = float(lines[2].split("with positions ")[1].split()[0])
+    assert with_positions < 0.9999995
+
+
+def test_compare_with_causal_mask_and_print_code_keeps_stdout_for_the_script(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = [*PAIR_ARGS, "--emb-dim", "16", "--causal", "--print-code"]
+    assert main(argv) == 0
+    output = capsys.readouterr()
+    settings = Settings(
+        text="The dog bites the man",
+        compare_text="The man bites the dog",
+        emb_dim=16,
+        causal=True,
+    )
+    assert output.out == reproduction_script(settings)
+    assert "causal mask" in output.err
+    no_positions = float(output.err.split("no positions ")[1].split()[0])
+    assert no_positions < 0.999  # the mask alone breaks the symmetry
+
+
+def test_compare_figure(tmp_path: Path, captured: list[go.Figure]) -> None:
+    out = tmp_path / "compare.html"
+    assert main([*PAIR_ARGS, "--emb-dim", "8", "--view", "compare", "--out", str(out)]) == 0
+    (figure,) = captured
+    assert [trace.type for trace in figure.data] == ["heatmap"] * 8
+
+
+@pytest.mark.parametrize(
+    ("argv", "status", "message"),
+    [
+        pytest.param(["--view", "compare", "--out", "x.html"], 2, "needs --compare", id="no-text"),
+        pytest.param(
+            ["--text", "The dog", "--compare", "x", "--view", "compare", "--out", "x.html"],
+            1,
+            "no compare figure: compare: not the same tokens",
+            id="not-a-reordering",
+        ),
+    ],
+)
+def test_compare_errors(
+    argv: list[str], status: int, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == status
+    assert message in capsys.readouterr().err
