@@ -436,13 +436,15 @@ def compare_view(view: View, tables: TablesFor) -> None:
         persist_state="session",
     )
     options.toggle(
-        "Causal mask (GPT: each token sees only the tokens before it)",
+        "Causal mask, as GPT",
+        help="Each token attends only to itself and the tokens before it (chapter 3.5).",
         key="causal",
         on_change=mark_custom,
         persist_state="session",
     )
     options.button(
-        f"Example: {DEFAULT_TEXT} / {DEFAULT_COMPARE_TEXT}",
+        "Example: dog bites man / man bites dog",
+        help=f"First text *{DEFAULT_TEXT}*, second text *{DEFAULT_COMPARE_TEXT}*.",
         key="example_pair",
         on_click=use_example_pair,
     )

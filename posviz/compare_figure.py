@@ -43,31 +43,31 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
     if a is None or b is None or without is None or positioned is None:
         raise ValueError(f"nothing to draw for a comparison with status {comparison.status!r}")
     rope = comparison.scheme == "rope"
-    mask = " (causal)" if comparison.causal else ""
+    mask = " · causal mask" if comparison.causal else ""
     if rope:
         second = (
-            "queries, RoPE-rotated",
+            "queries<br>rotated by RoPE",
             positioned.attention_a.queries,
             positioned.attention_b.queries,
         )
         second_same = False
     elif comparison.scheme == "none":
-        second = ("input = token embeddings", a.input_embeddings, b.input_embeddings)
+        second = ("input = token<br>embeddings", a.input_embeddings, b.input_embeddings)
         second_same = True
     else:
-        second = ("input embeddings", a.input_embeddings, b.input_embeddings)
+        second = ("input<br>embeddings", a.input_embeddings, b.input_embeddings)
         second_same = False
     columns: list[tuple[str, torch.Tensor, torch.Tensor]] = [
-        ("token embeddings", a.token_embeddings, b.token_embeddings),
+        ("token<br>embeddings", a.token_embeddings, b.token_embeddings),
         second,
-        (f"context vectors, no positions{mask}", without.context_a, without.context_b),
-        (f"context vectors, with positions{mask}", positioned.context_a, positioned.context_b),
+        ("context vectors<br>no positions", without.context_a, without.context_b),
+        ("context vectors<br>with positions", positioned.context_a, positioned.context_b),
     ]
     verdicts = [
         _verdict(comparison.token_rows_equal),
         _verdict(second_same),
-        _verdict(without.permuted),
-        _verdict(positioned.permuted),
+        _verdict(without.permuted) + mask,
+        _verdict(positioned.permuted) + mask,
     ]
     labels = (row_labels(a.token_texts), row_labels(b.token_texts))
     n = len(a.token_ids)
@@ -80,7 +80,7 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
         "hovermode": "closest",
         "hoverlabel": {"font": {"size": font_size}},
         "plot_bgcolor": "#f4f4f4",
-        "margin": {"t": 110 if lecture else 80, "b": 50, "l": 10, "r": 10},
+        "margin": {"t": 140 if lecture else 100, "b": 50, "l": 10, "r": 10},
         "height": max(560, min(1000, 260 + 2 * 28 * n)) + (200 if lecture else 0),
         "annotations": [],
     }
@@ -102,7 +102,9 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
             "showscale": False,
         }
         start = column * (width + gap)
+        name = title.replace("<br>", " ")
         for row, z in enumerate(shown):
+            text = ("first", "second")[row]
             index = row * 4 + column + 1
             traces[index - 1] = {
                 "type": "heatmap",
@@ -112,8 +114,8 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
                 "coloraxis": axis,
                 "xaxis": f"x{index}",
                 "yaxis": f"y{index}",
-                "name": f"{('first', 'second')[row]} text: {title}",
-                "hovertemplate": f"{('first', 'second')[row]} text<br>{title}<br>"
+                "name": f"{text} text: {name}",
+                "hovertemplate": f"{text} text<br>{name}<br>"
                 "position · token: %{y}<br>dimension: %{x}<br>value: %{z:.4f}<extra></extra>",
             }
             bottom = (1 - height) if row == 0 else 0.0

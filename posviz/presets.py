@@ -36,7 +36,7 @@ PRESETS: Final[dict[str, Settings]] = {
     ),
     # The same five tokens in another order (see posviz.compare): the "Word order" tab.
     "Word order: The dog bites the man": Settings(
-        text=WORD_ORDER_TEXT, compare_text=WORD_ORDER_COMPARE_TEXT, context_length=8
+        text=WORD_ORDER_TEXT, compare_text=WORD_ORDER_COMPARE_TEXT
     ),
 }
 
