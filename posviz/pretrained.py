@@ -27,6 +27,7 @@ import contextlib
 import hashlib
 import json
 import math
+import mmap
 import os
 import sys
 import threading
@@ -71,10 +72,17 @@ class TableSpec:
         return f"{self.name}.f32"
 
 
+_Mapped = tuple[torch.Tensor, "mmap.mmap | None"]  # a table and the mapping behind it
+_MADV_DONTNEED: Final = getattr(mmap, "MADV_DONTNEED", None)  # Linux, macOS
+_MADV_RANDOM: Final = getattr(mmap, "MADV_RANDOM", None)
+
 WTE: Final = TableSpec("wte.weight", (50257, 768))  # token embeddings, 154 MB
 WPE: Final = TableSpec("wpe.weight", (1024, 768))  # positional embeddings, 3 MB
 MANIFEST: Final = "manifest.json"
 HASH_CHUNK: Final = 1 << 22  # bytes per read while checking a cached file's sha256
+ROWS_PER_READ: Final = 64  # token rows read between two unmaps: at most ~4 MB mapped at once
+FAULT_AROUND: Final = 1 << 21  # bytes around a read fault the kernel may map (up to a 2 MiB
+# huge page or large folio; fault_around_bytes alone is 64 kB): unmapped with the rows
 
 
 class Gpt2Unavailable(HubError):
@@ -106,6 +114,8 @@ class Gpt2Embeddings:
     commit: str  # the Hub commit the tables were downloaded from
     wte: torch.Tensor = field(repr=False)  # [50257, 768], memory-mapped
     wpe: torch.Tensor = field(repr=False)  # [1024, 768], memory-mapped
+    wte_map: mmap.mmap | None = field(default=None, repr=False)  # the mappings behind them
+    wpe_map: mmap.mmap | None = field(default=None, repr=False)
 
     @property
     def emb_dim(self) -> int:
@@ -125,7 +135,14 @@ class Gpt2Embeddings:
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size):
             bad = int(ids[(ids < 0) | (ids >= self.vocab_size)][0])
             raise ValueError(f"token ids must be in 0..{self.vocab_size - 1}, got {bad}")
-        return self.wte.index_select(0, ids)  # [n, d], a copy of just those rows
+        token_embeddings = torch.empty(len(ids), self.emb_dim)  # [n, d]
+        order = torch.argsort(ids)  # read the table front to back, ROWS_PER_READ at a time
+        for start in range(0, len(ids), ROWS_PER_READ):
+            where = order[start : start + ROWS_PER_READ]  # positions in the window
+            rows = ids[where]  # ascending token ids
+            token_embeddings[where] = self.wte.index_select(0, rows)  # copies of the rows
+            _drop_pages(self.wte_map, self.wte, int(rows[0]), int(rows[-1]) + 1)
+        return token_embeddings
 
     def pos_embeddings(self, context_length: int) -> torch.Tensor:
         """Rows ``0..context_length-1`` of ``wpe.weight``: shape ``[context_length, 768]``."""
@@ -134,7 +151,27 @@ class Gpt2Embeddings:
                 f"GPT-2 has positions 0-{self.max_context_length - 1}: context_length must be "
                 f"from 1 to {self.max_context_length}, got {context_length}"
             )
-        return self.wpe[:context_length].clone()  # [T, d]
+        pos_embeddings = self.wpe[:context_length].clone()  # [T, d]
+        _drop_pages(self.wpe_map, self.wpe, 0, context_length)
+        return pos_embeddings
+
+
+def _drop_pages(mapped: mmap.mmap | None, table: torch.Tensor, first: int, end: int) -> None:
+    """Unmap the pages around rows ``first..end-1`` of a mapped table after reading them.
+
+    On a read fault the kernel maps cached file pages around the 3 kB row asked for
+    ("fault-around", 64 kB; more with large folios), so without this resident memory would
+    grow by 64 kB or more per distinct token, to the whole 154 MB table over a long session.
+    The file stays in the page cache, so reading the rows again costs a minor fault; a
+    concurrent lookup whose pages go maps them again from the file (never written, so the
+    numbers cannot change).
+    """
+    if mapped is None or _MADV_DONTNEED is None:
+        return
+    row_bytes = table.shape[1] * table.element_size()
+    begin = max(first * row_bytes - FAULT_AROUND, 0) // mmap.PAGESIZE * mmap.PAGESIZE
+    stop = min(end * row_bytes + FAULT_AROUND, len(mapped))
+    mapped.madvise(_MADV_DONTNEED, begin, stop - begin)
 
 
 @dataclass
@@ -169,7 +206,7 @@ class Gpt2Store:
         self._lock = threading.Lock()  # held while downloading
         self._open_lock = threading.Lock()  # held while checking and mapping a cached file
         self._progress = _Shared()
-        self._opened: dict[tuple[str, str], tuple[os.stat_result, torch.Tensor]] = {}
+        self._opened: dict[tuple[str, str], tuple[os.stat_result, _Mapped]] = {}
 
     # -- what is cached -------------------------------------------------------------------
 
@@ -203,12 +240,14 @@ class Gpt2Store:
         """Both tables; from the cache if it has them, else downloaded (if ``download``)."""
         specs = (self.token_table, self.position_table)
         commit = self._ensure(specs, progress=progress, download=download)
-        return Gpt2Embeddings(commit, self._open(commit, specs[0]), self._open(commit, specs[1]))
+        (wte, wte_map), (wpe, wpe_map) = (self._open(commit, spec) for spec in specs)
+        return Gpt2Embeddings(commit, wte, wpe, wte_map, wpe_map)
 
     def positions(self, *, progress: Progress | None = None, download: bool = True) -> torch.Tensor:
         """Only ``wpe.weight`` ``[1024, 768]`` (3 MB, a copy): the positional table alone."""
         commit = self._ensure((self.position_table,), progress=progress, download=download)
-        return self._open(commit, self.position_table).clone()
+        table, _ = self._open(commit, self.position_table)
+        return table.clone()
 
     def fetch(self, *, positions_only: bool = False, progress: Progress | None = None) -> str:
         """Ask the Hub which commit the revision is, and download what the cache lacks or has
@@ -258,7 +297,7 @@ class Gpt2Store:
             "lecture, on a machine with network, with python -m posviz --fetch-gpt2"
         )
 
-    def _open(self, commit: str, spec: TableSpec) -> torch.Tensor:
+    def _open(self, commit: str, spec: TableSpec) -> _Mapped:
         """The cached table, memory-mapped, after checking its size and sha256 once per file
         version (a changed file is checked again)."""
         path = self.root / commit / spec.file_name
@@ -275,9 +314,9 @@ class Gpt2Store:
             if known is not None and _same_file(known[0], stat):
                 return known[1]
             self._verify(commit, spec, path)
-            table = _memory_map(path, spec.shape)
-            self._opened[key] = (stat, table)
-            return table
+            mapped = _memory_map(path, spec.shape)
+            self._opened[key] = (stat, mapped)
+            return mapped
 
     def _verify(self, commit: str, spec: TableSpec, path: Path) -> None:
         recorded = self._manifest(commit).get(spec.name, {})
@@ -416,12 +455,17 @@ def _sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _memory_map(path: Path, shape: tuple[int, int]) -> torch.Tensor:
-    """The file as a float32 tensor, mapped copy-on-write: pages load when rows are read."""
+def _memory_map(path: Path, shape: tuple[int, int]) -> _Mapped:
+    """The file as a float32 tensor, mapped copy-on-write (never written): pages load when
+    rows are read. Returns the tensor and its mapping."""
     if sys.byteorder != "little":  # safetensors is little-endian: convert, in memory
-        return torch.from_numpy(np.fromfile(path, dtype="<f4").astype("=f4").reshape(shape))
-    array = np.memmap(path, dtype="<f4", mode="c", shape=shape)
-    return torch.from_numpy(array)
+        array = np.fromfile(path, dtype="<f4").astype("=f4").reshape(shape)
+        return torch.from_numpy(array), None
+    with path.open("rb") as handle:
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_COPY)
+    if _MADV_RANDOM is not None:
+        mapped.madvise(_MADV_RANDOM)  # rows are read one by one: no read-ahead
+    return torch.frombuffer(mapped, dtype=torch.float32).view(shape), mapped
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
