@@ -696,58 +696,85 @@ def flood(ctx: Context) -> None:
     ctx.report.correctness("flood", others, log_errors(server.log))
 
 
-def _closed_loop(ctx: Context, url: str, seconds: float) -> list[Student]:
-    students = [
-        Student(url, i, make_plan(student_start(i), PLAN_STEPS, STUDENT_MOVES, i))
-        for i in range(ctx.args.sessions_balancer)
-    ]
-    run_together(students, lambda s: s.work(ctx.deadline, steps=3))  # open + warm caches
-    for student in students:
+@dataclass
+class Loop:
+    """A closed-loop run: who did what, for how long, at what CPU cost."""
+
+    students: list[Student] = field(default_factory=list)
+    seconds: float = math.nan
+    client_cpu: float = math.nan  # this process (the load generator), all threads
+    server_cpu: float = math.nan  # every streamlit replica
+    haproxy_cpu: float = 0.0
+
+    @property
+    def runs(self) -> list[Record]:
+        return [r for s in self.students for r in s.records]
+
+
+def _closed_loop(ctx: Context, url: str, pids: Sequence[int], haproxy: int | None) -> Loop:
+    loop = Loop(
+        [
+            Student(url, i, make_plan(student_start(i), PLAN_STEPS, STUDENT_MOVES, i))
+            for i in range(ctx.args.sessions_balancer)
+        ]
+    )
+    run_together(loop.students, lambda s: s.work(ctx.deadline, steps=3))  # open + warm caches
+    for student in loop.students:
         student.records.clear()
-    until = min(time.monotonic() + seconds, ctx.deadline)
-    run_together(students, lambda s: s.work(until))
-    return students
+    before = (time.monotonic(), time.process_time(), [cpu_seconds(p) for p in pids])
+    haproxy_before = cpu_seconds(haproxy) if haproxy else 0.0
+    until = min(time.monotonic() + ctx.args.seconds, ctx.deadline)
+    run_together(loop.students, lambda s: s.work(until))
+    loop.seconds = time.monotonic() - before[0]
+    loop.client_cpu = time.process_time() - before[1]
+    loop.server_cpu = sum(cpu_seconds(p) for p in pids) - sum(before[2])
+    loop.haproxy_cpu = cpu_seconds(haproxy) - haproxy_before if haproxy else 0.0
+    return loop
 
 
 def balancer(ctx: Context) -> None:
     """Reruns/s of one replica, then of 2 replicas behind HAProxy, same closed-loop work."""
-    seconds = ctx.args.seconds
-    results = {}
+    one, two = Loop(), Loop()
+    logs: list[Path | None] = []
     server = ctx.server("balancer-one")
+    logs.append(server.log)
     try:
-        one = _closed_loop(ctx, server.url, seconds)
+        one = _closed_loop(ctx, server.url, [server.pid], None)
     finally:
-        for student in one:
+        for student in one.students:
             student.close()
         server.stop()
-    results["one"] = one
     cluster = ctx.cluster("balancer-two", replicas=2)
+    logs += [r.log for r in cluster.replicas]
     try:
-        two = _closed_loop(ctx, cluster.url, seconds)
+        pids = [r.pid for r in cluster.replicas]
+        haproxy = cluster.haproxy.pid if cluster.haproxy else None
+        two = _closed_loop(ctx, cluster.url, pids, haproxy)
     finally:
-        for student in two:
+        for student in two.students:
             student.close()
         cluster.stop()
-    results["two"] = two
     rates = {}
-    for name, students in results.items():
-        runs = [r for s in students for r in s.records]
-        rates[name] = len(runs) / seconds
-        lat = [r.run.latency for r in runs]
-        print(f"  {name}: {len(runs)} reruns in {seconds:g} s = {rates[name]:.1f}/s, p50 "
-              f"{percentile(lat, 0.5):.3f} s, p95 {percentile(lat, 0.95):.3f} s")  # fmt: skip
-    ratio = rates["two"] / rates["one"] if rates["one"] else math.nan
-    p95 = percentile([r.run.latency for s in two for r in s.records], 0.95)
+    for name, loop in (("1 replica", one), ("2 replicas + HAProxy", two)):
+        runs = len(loop.runs)
+        rates[name] = runs / loop.seconds
+        latency = [r.run.latency for r in loop.runs]
+        print(f"  {name}: {runs} reruns in {loop.seconds:.1f} s = {rates[name]:.1f}/s, p50 "
+              f"{percentile(latency, 0.5):.3f} s, p95 {percentile(latency, 0.95):.3f} s; CPU per "
+              f"rerun: servers {loop.server_cpu / max(runs, 1) * 1000:.0f} ms, HAProxy "
+              f"{loop.haproxy_cpu / max(runs, 1) * 1000:.1f} ms, load generator "
+              f"{loop.client_cpu / max(runs, 1) * 1000:.0f} ms")  # fmt: skip
+    ratio = rates["2 replicas + HAProxy"] / rates["1 replica"] if rates["1 replica"] else math.nan
+    p95 = percentile([r.run.latency for r in two.runs], 0.95)
     ctx.report.add(
         "balancer",
         "2 replicas behind HAProxy >= 1.7x the reruns/s of one",
-        f"{ratio:.2f}x ({rates['one']:.1f} -> {rates['two']:.1f} reruns/s, "
-        f"{ctx.args.sessions_balancer} sessions)",
+        f"{ratio:.2f}x ({rates['1 replica']:.1f} -> {rates['2 replicas + HAProxy']:.1f} "
+        f"reruns/s, {ctx.args.sessions_balancer} sessions)",
         ratio >= 1.7,
     )
     ctx.report.add("balancer", "p95 <= 0.5 s through HAProxy", f"{p95:.3f} s", p95 <= 0.5)
-    logs = [r.log for r in [*cluster.replicas]] + [ctx.logs / "balancer-one.log"]
-    ctx.report.correctness("balancer", [*one, *two], log_errors(*logs))
+    ctx.report.correctness("balancer", [*one.students, *two.students], log_errors(*logs))
 
 
 def _restored(student: Student, n: int) -> bool:
