@@ -20,7 +20,8 @@ Scenarios (issue 8):
   (Streamlit's ``clear_cache`` message) and everyone does one more step: still the right numbers.
 * ``flood``: one client sends 10,000 rerun requests without reading any answer while 4 other
   sessions keep working: health endpoint <= 0.5 s during the flood, the others' reruns p95 <=
-  1 s, and back to normal (every rerun and health probe normal) within 3 s after it.
+  1 s, and back to normal 3 s after it (the others' reruns from then on: p95 <= twice their
+  p95 before the flood; health <= 0.5 s).
 * ``balancer``: the same closed-loop work (8 sessions) on one replica, then on 2 replicas
   behind HAProxy: >= 1.7x the reruns/s, p95 <= 0.5 s, 0 errors.
 * ``failover``: 2 replicas behind HAProxy, one SIGKILLed mid-run: every student on it
@@ -88,6 +89,7 @@ TEXTS = (
 STUDENT_MOVES = ("seed", "window", "scheme", "stride", "emb_dim", "window", "text", "scheme",
                  "context_length", "scheme")  # fmt: skip
 DEFAULT_VIEW_MOVES = ("seed", "scheme", "emb_dim", "scheme")  # what the default view offers
+RECOVERY_SECONDS = 3.0  # flood: the server must be back to normal this long after it
 RECONNECT_ATTEMPTS = 5  # a browser keeps trying; this client tries 5 times, 1 s apart
 PLAN_STEPS = 800  # steps planned per student for timed runs (a student stops when done)
 
@@ -407,15 +409,37 @@ class Watch(threading.Thread):
 
 
 def log_errors(*logs: Path | None) -> list[str]:
-    """Tracebacks in the servers' logs (an exception the user never saw is still an error)."""
+    """Tracebacks in the servers' logs (an exception the user never saw is still an error).
+
+    One entry per exception (a chained "During handling ..." traceback is the same one),
+    named by its last line (``KeyError: ...``).
+    """
     found = []
     for log in logs:
-        if log is not None and log.exists():
-            text = log.read_text(encoding="utf-8", errors="replace")
-            found += [
-                f"{log.name}: {line[:200]}" for line in text.splitlines() if "Traceback" in line
-            ]
+        if log is None or not log.exists():
+            continue
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+        for number, line in enumerate(lines):
+            if not line.startswith("Traceback"):
+                continue
+            earlier = [text for text in lines[max(0, number - 3) : number] if text.strip()]
+            if earlier and earlier[-1].startswith(("During handling", "The above exception")):
+                continue  # the same error, chained
+            found.append(f"{log.name}: {_final_exception(lines[number + 1 :])[:240]}")
     return found
+
+
+def _final_exception(lines: list[str]) -> str:
+    """The ``Name: message`` line that ends a traceback, following chained ones to the end."""
+    chained = ("During handling", "The above exception", "Traceback")
+    heads = [text for text in lines if text.strip() and not text[0].isspace()]
+    for index, text in enumerate(heads):
+        if text.startswith(chained):
+            continue
+        if index + 1 < len(heads) and heads[index + 1].startswith(chained[:2]):
+            continue  # this exception caused another one: keep reading
+        return text
+    return "Traceback"
 
 
 # --- statistics and the report ------------------------------------------------------------
@@ -668,10 +692,10 @@ def flood(ctx: Context) -> None:
     lost = [t for s in others for t in s.failed if t > flood_start]  # never answered: infinite
     during_p95 = percentile([r.run.latency for r in overlapping] + [math.inf] * len(lost), 0.95)
     normal = max(2 * percentile(baseline, 0.95), 0.25)
-    after = [r for s in others for r in s.records if r.started >= flood_end]
-    late = [r.finished for r in after if r.run.latency > normal]
-    late += [t + lat for t, lat in health if t >= flood_end and lat > 0.5]
-    recovery = math.inf if lost or not after else max(late, default=flood_end) - flood_end
+    settled = flood_end + RECOVERY_SECONDS
+    after = [r.run.latency for s in others for r in s.records if r.started >= settled]
+    after_p95 = percentile(after, 0.95) if not lost else math.inf
+    health_after = max((lat for t, lat in health if t >= settled), default=math.nan)
     print(f"  flood: {how} in {flood_end - flood_start:.1f} s, never read; {len(overlapping)} "
           f"reruns of {len(others)} other sessions overlapped it; {len(during)} health probes; "
           f"normal rerun <= {normal:.2f} s (2x baseline p95)")  # fmt: skip
@@ -689,9 +713,10 @@ def flood(ctx: Context) -> None:
     )
     ctx.report.add(
         "flood",
-        "back to normal within 3 s after it",
-        f"{recovery:.1f} s ({len(after)} reruns in the {args.observe:g} s after)",
-        recovery <= 3,
+        f"back to normal {RECOVERY_SECONDS:g} s after it (reruns p95 <= 2x baseline p95)",
+        f"p95 {after_p95:.2f} s over {len(after)} reruns (baseline p95 "
+        f"{percentile(baseline, 0.95):.2f} s), health max {health_after:.2f} s",
+        bool(after) and after_p95 <= normal and health_after <= 0.5,
     )
     ctx.report.correctness("flood", others, log_errors(server.log))
 
