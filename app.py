@@ -503,7 +503,16 @@ def code_view(settings: Settings) -> None:
         f"([the book's chapter-2 code]({BOOK_CH02_URL}); `pip install torch tiktoken`; "
         "tiktoken downloads GPT-2's vocabulary on its first run)."
     )
-    st.code(reproduction_script(settings), language="python", line_numbers=False)
+    revision = "main"
+    if settings.weights == "gpt2":
+        revision = gpt2_store().cached_commit() or revision
+        st.markdown(
+            "With GPT-2's trained tables the script reads them from the Hugging Face Hub at "
+            f"commit `{revision[:12]}` (157 MB per run, standard library HTTP), not the seed."
+        )
+    st.code(
+        reproduction_script(settings, gpt2_revision=revision), language="python", line_numbers=False
+    )
 
 
 def download_view(embeddings: WindowEmbeddings) -> None:

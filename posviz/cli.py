@@ -319,7 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         window = build_view(settings, strict=True, tables=lambda _: tables).embeddings
         if window is None:
             parser.error("the text is empty: give --text or --text-file")
-        code = reproduction_script(settings) if args.print_code else None
+        revision = store.cached_commit() or store.source.revision  # what the view read
+        code = reproduction_script(settings, gpt2_revision=revision) if args.print_code else None
         comparison = _comparison(settings, tables, window) if settings.compare_text else None
     except SettingsError as error:
         parser.error(str(error))

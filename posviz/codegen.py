@@ -68,6 +68,48 @@ pos_embedding_layer = torch.nn.Embedding(context_length, emb_dim)  # made even i
 
 """
 
+_GPT2_TABLES: Final = '''\
+tokenizer = tiktoken.get_encoding("gpt2")
+
+# GPT-2 124M's trained tables instead of random ones (the seed is not used): wte.weight
+# [50257, 768] and wpe.weight [1024, 768] of openai-community/gpt2's model.safetensors on
+# the Hugging Face Hub. HTTP Range requests read the file's header and the two tables
+# (157 MB), not the whole 548 MB. HF_ENDPOINT (the Hub's own variable) points at a mirror.
+endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+commit = {commit!r}  # the revision posviz read the tables from
+url = f"{{endpoint}}/openai-community/gpt2/resolve/{{commit}}/model.safetensors"
+
+
+def read_bytes(first, last):
+    """Bytes first..last of the file (urllib follows the Hub's redirect to its CDN)."""
+    request = urllib.request.Request(url, headers={{"Range": f"bytes={{first}}-{{last}}"}})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        data = response.read()
+        if response.status != 206 or len(data) != last - first + 1:
+            raise RuntimeError(f"asked for bytes {{first}}-{{last}}, got HTTP {{response.status}}")
+    return data
+
+
+# safetensors: an 8-byte little-endian header length, a JSON header, then the tensors
+header_length = int.from_bytes(read_bytes(0, 7), "little")
+header = json.loads(read_bytes(8, 8 + header_length - 1))
+
+
+def read_table(name):
+    """A float32 matrix of the file, e.g. "wte.weight" -> [50257, 768]."""
+    info = header[name]  # {{"dtype": "F32", "shape": [rows, cols], "data_offsets": [a, b]}}
+    begin, end = (8 + header_length + offset for offset in info["data_offsets"])
+    data = bytearray(read_bytes(begin, end - 1))  # little-endian float32, as on x86 and ARM
+    return torch.frombuffer(data, dtype=torch.float32).view(*info["shape"])
+
+
+token_embedding_layer = torch.nn.Embedding.from_pretrained(read_table("wte.weight"))
+pos_embedding_layer = torch.nn.Embedding.from_pretrained(read_table("wpe.weight"))
+
+'''
+
+_GPT2_IMPORTS: Final = "import json\nimport os\nimport urllib.request\n\n"
+
 _BOOK_LOADER: Final = """\
 # The book's data loader (sections 2.6 and 2.8): windows of max_length tokens every stride
 # tokens, each with its next-token targets. One batch holds all B windows the page shows.
@@ -302,10 +344,14 @@ def _compare(settings: Settings, batch: Batch) -> str:
     )
 
 
-def reproduction_script(settings: Settings) -> str:
+def reproduction_script(settings: Settings, *, gpt2_revision: str = "main") -> str:
     """A self-contained Python script (torch and tiktoken only) that recreates exactly the
     batch and the token, position and input matrices posviz shows for ``settings``, prints
     their shapes as section 2.8 does and, in compare mode, the self-attention comparison.
+
+    With ``weights="gpt2"`` the script reads GPT-2's trained tables from the Hub at
+    ``gpt2_revision`` (pass the commit the page shows, so the script reads the same tensors)
+    with the standard library, and makes the two layers with ``nn.Embedding.from_pretrained``.
 
     Raises :class:`~posviz.config.SettingsError` for settings posviz would not show: values
     out of range, a text without tokens, or a window the text does not have.
@@ -316,7 +362,9 @@ def reproduction_script(settings: Settings) -> str:
         raise SettingsError("text has no tokens: type some text to get a script")
     batch.window_span(settings.window)  # raises SettingsError naming the allowed windows
 
+    gpt2 = settings.weights == "gpt2"
     summary = (
+        f"{'weights=gpt2 (trained), ' if gpt2 else ''}"
         f"scheme={settings.scheme}, seed={settings.seed}, emb_dim={settings.emb_dim}, "
         f"context_length={settings.context_length}, stride={settings.effective_stride}, "
         f"window={settings.window}"
@@ -329,13 +377,25 @@ def reproduction_script(settings: Settings) -> str:
         f"emb_dim = {settings.emb_dim}  # d, the book's output_dim\n"
         f"stride = {settings.effective_stride}\n"
         f"window = {settings.window}  # which window of the batch [B, T] the page shows\n"
-        f"seed = {settings.seed}\n\n"
+        f"seed = {settings.seed}{'  # not used: trained tables' if gpt2 else ''}\n\n"
+    )
+    tables = (
+        _GPT2_TABLES.format(commit=gpt2_revision)
+        if gpt2
+        else _TABLES.format(vocab_size=GPT2_VOCAB_SIZE)
     )
     prelude = _ROPE_PRELUDE.format(rope_base=ROPE_BASE) if settings.scheme == "rope" else ""
+    header = _HEADER.format(summary=summary, ch02=BOOK_CH02_URL)
+    if gpt2:
+        header = header.replace(
+            "(the first run of tiktoken downloads GPT-2's vocabulary).\n",
+            "(the first run of tiktoken downloads GPT-2's vocabulary; every run reads GPT-2's\n"
+            "two embedding tables, 157 MB, from the Hugging Face Hub).\n",
+        ).replace("import tiktoken\n", _GPT2_IMPORTS + "import tiktoken\n", 1)
     return (
-        _HEADER.format(summary=summary, ch02=BOOK_CH02_URL)
+        header
         + values
-        + _TABLES.format(vocab_size=GPT2_VOCAB_SIZE)
+        + tables
         + _loader(batch)
         + _EMBED.format(prelude=prelude)
         + _SCHEMES[settings.scheme].format(sinusoidal_base=SINUSOIDAL_BASE)

@@ -56,14 +56,19 @@ def offline_tiktoken_cache(folder: Path) -> Path:
     return folder
 
 
-def run_scripts(scripts: Sequence[str], workdir: Path) -> tuple[list[list[torch.Tensor]], str]:
+def run_scripts(
+    scripts: Sequence[str], workdir: Path, *, no_proxy: str = ""
+) -> tuple[list[list[torch.Tensor]], str]:
     """Run each script in ONE fresh interpreter; return the three matrices of the window on
-    screen (``[n, d]`` each) per script, and stdout."""
-    saved, stdout = run_scripts_saved(scripts, workdir)
+    screen (``[n, d]`` each) per script, and stdout. ``no_proxy``: hosts the scripts may
+    reach (``127.0.0.1`` for a loopback Hub stand-in); everything else fails at once."""
+    saved, stdout = run_scripts_saved(scripts, workdir, no_proxy=no_proxy)
     return [entry["window"] for entry in saved], stdout
 
 
-def run_scripts_saved(scripts: Sequence[str], workdir: Path) -> tuple[list[dict[str, Any]], str]:
+def run_scripts_saved(
+    scripts: Sequence[str], workdir: Path, *, no_proxy: str = ""
+) -> tuple[list[dict[str, Any]], str]:
     """Run each script in ONE fresh interpreter; return what it computed, per script: the
     ``inputs`` batch, the ``batch`` tensors ``[token [B, n, d], pos [n, d], input [B, n, d]]``,
     the ``window`` matrices, and compare mode's context vectors if any; and stdout."""
@@ -80,7 +85,7 @@ def run_scripts_saved(scripts: Sequence[str], workdir: Path) -> tuple[list[dict[
         "POSVIZ_OUT": str(out),
         "HTTPS_PROXY": "http://127.0.0.1:9",  # any download attempt fails at once
         "HTTP_PROXY": "http://127.0.0.1:9",
-        "NO_PROXY": "",
+        "NO_PROXY": no_proxy,
         "PYTHONPATH": "",  # the scripts must not need posviz
     }
     result = subprocess.run(

@@ -246,6 +246,9 @@ def test_fetch_gpt2_then_offline_npy_holds_the_served_rows(
     tokens = gpt2_blob.arrays["wte.weight"][token_ids]
     positions = gpt2_blob.arrays["wpe.weight"][: len(token_ids)]
     assert np.array_equal(np.load(out), np.stack([tokens, positions, tokens + positions]))
+    capsys.readouterr()
+    assert main(["--weights", "gpt2", "--text", text, "--print-code"]) == 0
+    assert f"commit = '{COMMIT}'" in capsys.readouterr().out  # the script reads the same
 
 
 def test_fetch_gpt2_positions_only(

@@ -9,6 +9,7 @@ gives its downloads, and with proxies pointing nowhere, so no test touches the n
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,14 +17,16 @@ import torch
 from reference import book_window
 from reproduce import NAMES, run_scripts, run_scripts_saved
 
+from devtools.fake_hub import COMMIT, Blob, FakeHub
 from posviz.attention import book_attention_weights
 from posviz.batching import make_batch
 from posviz.codegen import BOOK_CH02_URL, reproduction_script, text_literal
 from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, compare_order
-from posviz.config import SCHEMES, Settings, SettingsError
+from posviz.config import SCHEMES, Settings, SettingsError, for_weights
 from posviz.embeddings import SeededEmbeddings
 from posviz.pipeline import WindowEmbeddings
 from posviz.presets import PRESETS, VERDICT_OPENING
+from posviz.pretrained import Gpt2Store
 from posviz.tokenizer import encode
 from posviz.view import build_view
 
@@ -310,3 +313,37 @@ def test_compare_script_for_texts_that_are_not_a_reordering_says_so() -> None:
     assert "not the window's tokens in another order" in script
     assert "SelfAttention_v2" not in script
     assert "SelfAttention_v2" not in reproduction_script(Settings(text="The dog"))
+
+
+# --- weights=gpt2: the script reads the same tensors from the (loopback) Hub ---------------
+
+
+def test_gpt2_script_reads_the_same_tensors_bit_for_bit(
+    gpt2_hub: FakeHub, gpt2_blob: Blob, tmp_path: Path
+) -> None:
+    """The Book §2.8 batch with GPT-2's tables (made-up ones, served from 127.0.0.1): the
+    script run in a fresh interpreter gives the batch and the window posviz shows."""
+    settings = for_weights(
+        replace(PRESETS["Book §2.8: The Verdict, [8, 4, 256]"], window=1), "gpt2"
+    )
+    tables = Gpt2Store().tables()
+    view = build_view(settings, tables=lambda s: tables)
+    assert view.embeddings is not None
+    gpt2_hub.requests.clear()
+    script = reproduction_script(settings, gpt2_revision=tables.commit)
+    (saved,), stdout = run_scripts_saved([script], tmp_path, no_proxy="127.0.0.1")
+    shown = view.embeddings
+    want = [shown.token_embeddings, shown.pos_embeddings, shown.input_embeddings]
+    for name, got, expected in zip(NAMES, saved["window"], want, strict=True):
+        assert torch.equal(got, expected), name
+    # Independently of posviz: the rows of the served arrays.
+    wte, wpe = gpt2_blob.arrays["wte.weight"], gpt2_blob.arrays["wpe.weight"]
+    inputs = saved["inputs"]
+    assert inputs.shape == (8, 4)
+    assert torch.equal(saved["batch"][0], torch.from_numpy(wte[inputs.numpy()]))
+    assert torch.equal(saved["batch"][1], torch.from_numpy(wpe[:4]))
+    assert "token_embeddings: torch.Size([8, 4, 768])" in stdout
+    # Pinned to the commit, and never the other 390 MB of the model.
+    assert all(f"/resolve/{COMMIT}/" in p for p, _ in gpt2_hub.requests if "/resolve/" in p)
+    header = gpt2_blob.offsets["h.0.attn.bias"][0]  # the first tensor starts after the header
+    assert gpt2_hub.cdn_bytes() == header + (1024 + 50257) * 768 * 4
