@@ -467,21 +467,15 @@ def compare_view(view: View, tables: TablesFor) -> None:
     if without is None or positioned is None:
         return
     mask = "causal, " if settings.causal else ""
-    left, right = st.columns(2)
-    left.metric(
-        f"mean context vector, {mask}no positions: cosine",
-        f"{without.mean_cosine:.6f}",
-        delta="the same" if without.permuted else "differs",
-        delta_color="off",
-        delta_arrow="off",
-    )
-    right.metric(
-        f"mean context vector, {mask}with positions ({settings.scheme}): cosine",
-        f"{positioned.mean_cosine:.6f}",
-        delta="the same" if positioned.permuted else "differs",
-        delta_color="off",
-        delta_arrow="off",
-    )
+    labels = ("no positions", f"with positions ({settings.scheme})")
+    for column, label, summary in zip(st.columns(2), labels, (without, positioned), strict=True):
+        column.metric(
+            f"mean context vector, {mask}{label}: cosine",
+            f"{summary.mean_cosine:.6f}",
+            delta="the same" if summary.permuted else "differs",
+            delta_color="off",
+            delta_arrow="off",
+        )
     lecture = bool(st.session_state.get("lecture"))
     st.plotly_chart(
         compare_figure(comparison, lecture=lecture),

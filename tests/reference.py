@@ -9,6 +9,10 @@
   ``compute_rope``, copied verbatim); an odd last dimension stays unrotated, as posviz's
   notes say.
 * Cosine similarity with ``torch.nn.functional.cosine_similarity``.
+* The book's chapter-3 self-attention: ``SelfAttention_v2`` verbatim, made after
+  ``torch.manual_seed(789)`` under ``fork_rng``, and the causal masking of section 3.5.1 as
+  the book writes it (RoPE'd queries and keys use :func:`book_rope`).
+* The book's first batch of section 2.8 (``BOOK_2_8_INPUTS``), as the book prints it.
 * Reading what the app sent: plotly's typed arrays (shared with the load test,
   ``devtools.reference``) and a strict un-escaper for the Markdown of the token chips.
 
@@ -30,11 +34,29 @@ from devtools.reference import decode_array
 
 VOCAB_SIZE = 50257  # GPT-2's vocabulary, written out here rather than imported from posviz
 SCHEMES = ("learned", "sinusoidal", "none", "rope")
+ATTENTION_SEED = 789  # the book's torch.manual_seed(789) before SelfAttention_v2
+# Section 2.8: the first batch of the data loader over The Verdict (batch_size=8,
+# max_length=4, stride=4), as the book prints it.
+BOOK_2_8_INPUTS = [
+    [40, 367, 2885, 1464],
+    [1807, 3619, 402, 271],
+    [10899, 2138, 257, 7026],
+    [15632, 438, 2016, 257],
+    [922, 5891, 1576, 438],
+    [568, 340, 373, 645],
+    [1049, 5975, 284, 502],
+    [284, 3285, 326, 11],
+]
 WORD_JOINER = "\u2060"  # posviz puts it after ':' and before '@' so Markdown links nothing
 
 __all__ = [
+    "ATTENTION_SEED",
+    "BOOK_2_8_INPUTS",
     "SCHEMES",
     "VOCAB_SIZE",
+    "SelfAttention_v2",
+    "book_attention",
+    "book_causal_attention",
     "book_layers",
     "book_rope",
     "book_tables",
@@ -176,3 +198,43 @@ def unescape_markdown(text: str) -> str:
             out.append(char)
             i += 1
     return "".join(out).replace(WORD_JOINER, "")
+
+
+# --- the book's self-attention (chapter 3) ---------------------------------------------------
+
+
+class SelfAttention_v2(torch.nn.Module):  # the book's name
+    """Chapter 3, section 3.4.2 of the book, verbatim."""
+
+    def __init__(self, d_in: int, d_out: int, qkv_bias: bool = False) -> None:
+        super().__init__()
+        self.W_query = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        keys = self.W_key(x)
+        queries = self.W_query(x)
+        values = self.W_value(x)
+        attn_scores = queries @ keys.T
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        context_vec = attn_weights @ values
+        return context_vec
+
+
+def book_attention(d_in: int, d_out: int, seed: int = ATTENTION_SEED) -> SelfAttention_v2:
+    """``torch.manual_seed(seed); sa_v2 = SelfAttention_v2(d_in, d_out)``, under fork_rng."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return SelfAttention_v2(d_in, d_out)
+
+
+def book_causal_attention(module: SelfAttention_v2, x: torch.Tensor) -> torch.Tensor:
+    """Section 3.5.1: the scores above the diagonal masked with -inf, then softmax."""
+    keys, queries, values = module.W_key(x), module.W_query(x), module.W_value(x)
+    attn_scores = queries @ keys.T
+    context_length = attn_scores.shape[0]
+    mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)
+    masked = attn_scores.masked_fill(mask.bool(), -torch.inf)
+    attn_weights = torch.softmax(masked / keys.shape[-1] ** 0.5, dim=-1)
+    return attn_weights @ values

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from book_attention import book_module
+from reference import book_attention, book_layers
 from reproduce import run_scripts_saved
 from streamlit.testing.v1 import AppTest
 
@@ -45,11 +45,8 @@ def open_pair(app_test: AppFactory, **query: str) -> AppTest:
 
 def book_context_mean_cosine(positions: bool, emb_dim: int = 16) -> float:
     """The book's way: seeded tables, SelfAttention_v2 after manual_seed(789), float64."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(123)
-        token_embedding_layer = torch.nn.Embedding(50257, emb_dim)
-        pos_embedding_layer = torch.nn.Embedding(16, emb_dim)
-    module = book_module(emb_dim, emb_dim).double()
+    token_embedding_layer, pos_embedding_layer = book_layers(123, emb_dim, 16)
+    module = book_attention(emb_dim, emb_dim).double()
     means = []
     with torch.no_grad():
         for text in PAIR:

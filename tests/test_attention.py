@@ -1,6 +1,6 @@
 """posviz.attention against the book's own code.
 
-The reference (tests/book_attention.py) is the book's chapter-3 ``SelfAttention_v2``, made
+The reference (tests/reference.py) is the book's chapter-3 ``SelfAttention_v2``, made
 after ``torch.manual_seed(789)``, the causal masking of section 3.5.1 as the book writes it, and
 the rotation of the book's Llama notebook.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from book_attention import book_causal, book_module, notebook_rope
+from reference import book_attention, book_causal_attention, book_rope
 
 from posviz.attention import book_attention_weights, self_attention
 
@@ -28,7 +28,7 @@ def random_input(n: int, d: int, seed: int = 0) -> torch.Tensor:
 
 @pytest.mark.parametrize(("d_in", "d_out"), SIZES)
 def test_weights_are_the_books_after_manual_seed_789(d_in: int, d_out: int) -> None:
-    module = book_module(d_in, d_out)
+    module = book_attention(d_in, d_out)
     ours = book_attention_weights(d_in=d_in, d_out=d_out)
     assert torch.equal(ours.w_query, module.W_query.weight.detach())
     assert torch.equal(ours.w_key, module.W_key.weight.detach())
@@ -49,7 +49,7 @@ def test_weights_do_not_touch_the_global_generator() -> None:
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
 def test_forward_is_the_books_bit_for_bit(d_in: int, d_out: int, dtype: torch.dtype) -> None:
     x = random_input(6, d_in)
-    module = book_module(d_in, d_out).to(dtype)
+    module = book_attention(d_in, d_out).to(dtype)
     with torch.no_grad():
         expected = module(x.to(dtype))
     ours = self_attention(x, book_attention_weights(d_in=d_in, d_out=d_out), dtype=dtype)
@@ -61,9 +61,9 @@ def test_forward_is_the_books_bit_for_bit(d_in: int, d_out: int, dtype: torch.dt
 @pytest.mark.parametrize(("d_in", "d_out"), SIZES)
 def test_causal_is_the_books_masking_bit_for_bit(d_in: int, d_out: int) -> None:
     x = random_input(5, d_in, seed=1).double()
-    module = book_module(d_in, d_out).double()
+    module = book_attention(d_in, d_out).double()
     with torch.no_grad():
-        expected = book_causal(module, x)
+        expected = book_causal_attention(module, x)
     ours = self_attention(x, book_attention_weights(d_in=d_in, d_out=d_out), causal=True)
     assert torch.equal(ours.context_vecs, expected)
     assert torch.equal(ours.attn_weights, ours.attn_weights.tril())  # nothing from the future
@@ -74,11 +74,11 @@ def test_causal_is_the_books_masking_bit_for_bit(d_in: int, d_out: int) -> None:
 def test_rope_rotates_queries_and_keys_as_the_notebook_does(d: int) -> None:
     x = random_input(7, d, seed=2)
     weights = book_attention_weights(d_in=d, d_out=d)
-    module = book_module(d, d).double()
+    module = book_attention(d, d).double()
     with torch.no_grad():
         x64 = x.double()
-        queries = notebook_rope(module.W_query(x64))
-        keys = notebook_rope(module.W_key(x64))
+        queries = book_rope(module.W_query(x64))[1]
+        keys = book_rope(module.W_key(x64))[1]
         values = module.W_value(x64)
         expected = torch.softmax(queries @ keys.T / d**0.5, dim=-1) @ values
     ours = self_attention(x, weights, rope=True)

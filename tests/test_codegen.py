@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from reference import book_window
+from reference import BOOK_2_8_INPUTS, book_window
 from reproduce import NAMES, run_scripts, run_scripts_saved
 
 from devtools.fake_hub import COMMIT, Blob, FakeHub
@@ -207,17 +207,6 @@ def test_script_reproduces_posviz_bit_for_bit(
 # --- the batch, as section 2.8 builds it --------------------------------------------------------
 
 BOOK_PRESET = next(preset for name, preset in PRESETS.items() if name.startswith("Book §2.8"))
-# The book's printed first batch (section 2.6, "Token IDs"), max_length=4, stride=4.
-BOOK_FIRST_BATCH = [
-    [40, 367, 2885, 1464],
-    [1807, 3619, 402, 271],
-    [10899, 2138, 257, 7026],
-    [15632, 438, 2016, 257],
-    [922, 5891, 1576, 438],
-    [568, 340, 373, 645],
-    [1049, 5975, 284, 502],
-    [284, 3285, 326, 11],
-]
 
 
 def test_book_example_script_uses_the_books_data_loader() -> None:
@@ -257,7 +246,7 @@ def test_book_example_script_prints_the_books_shapes(tmp_path: Path) -> None:
     assert stdout.count("pos_embeddings: torch.Size([4, 256])\n") == len(cases)
     assert stdout.count("input_embeddings: torch.Size([8, 4, 256])\n") == len(cases)
     for settings, entry in zip(cases, saved, strict=True):
-        assert entry["inputs"].tolist() == BOOK_FIRST_BATCH
+        assert entry["inputs"].tolist() == BOOK_2_8_INPUTS
         token_batch, pos, input_batch = entry["batch"]
         for window in range(8):
             ours = _posviz_window(Settings(**{**vars(settings), "window": window}))

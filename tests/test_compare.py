@@ -1,6 +1,6 @@
 """posviz.compare: order-blindness, per scheme, against a direct torch computation.
 
-The reference builds everything the book's way, independently of posviz's streamed tables:
+The reference (tests/reference.py) builds everything the book's way, independently of posviz:
 ``torch.manual_seed(seed)``, ``nn.Embedding(50257, d)``, ``nn.Embedding(T, d)``; then
 ``torch.manual_seed(789)`` and the book's ``SelfAttention_v2`` run in float64.
 """
@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 import torch
-from book_attention import book_causal, book_module, notebook_rope
+from reference import book_attention, book_causal_attention, book_layers, book_rope, sinusoidal
 
 from posviz.attention import book_attention_weights
 from posviz.compare import (
@@ -26,7 +26,6 @@ from posviz.compare import (
 )
 from posviz.config import SCHEMES, Scheme
 from posviz.embeddings import SeededEmbeddings
-from posviz.schemes import sinusoidal_encoding
 from posviz.tokenizer import encode
 
 SEED, EMB_DIM, CONTEXT_LENGTH = 123, 32, 8
@@ -57,27 +56,24 @@ def book_context(
     token_ids: list[int], scheme: Scheme, causal: bool, positions: bool
 ) -> torch.Tensor:
     """Context vectors the book's way: seeded nn.Embedding tables, SelfAttention_v2 in float64."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(SEED)
-        token_embedding_layer = torch.nn.Embedding(50257, EMB_DIM)
-        pos_embedding_layer = torch.nn.Embedding(CONTEXT_LENGTH, EMB_DIM)
+    token_embedding_layer, pos_embedding_layer = book_layers(SEED, EMB_DIM, CONTEXT_LENGTH)
     n = len(token_ids)
     with torch.no_grad():
         x = token_embedding_layer(torch.tensor(token_ids))
         if positions and scheme == "learned":
             x = x + pos_embedding_layer(torch.arange(n))
         if positions and scheme == "sinusoidal":
-            x = x + sinusoidal_encoding(n, EMB_DIM)
-        module = book_module(EMB_DIM, EMB_DIM).double()
+            x = x + sinusoidal(n, EMB_DIM)
+        module = book_attention(EMB_DIM, EMB_DIM).double()
         x = x.double()
         if positions and scheme == "rope":
-            queries = notebook_rope(module.W_query(x))
-            keys = notebook_rope(module.W_key(x))
+            queries = book_rope(module.W_query(x))[1]
+            keys = book_rope(module.W_key(x))[1]
             scores = queries @ keys.T
             if causal:
                 scores = scores.masked_fill(torch.triu(torch.ones(n, n), 1).bool(), -torch.inf)
             return torch.softmax(scores / EMB_DIM**0.5, dim=-1) @ module.W_value(x)
-        return book_causal(module, x) if causal else module(x)
+        return book_causal_attention(module, x) if causal else module(x)
 
 
 def test_default_pair_is_the_same_tokens_in_another_order() -> None:

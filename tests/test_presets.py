@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 import torch
-from reference import book_layers
+from reference import BOOK_2_8_INPUTS, book_layers
 
 from posviz.batching import make_batch
 from posviz.config import Settings, for_weights, validate
@@ -15,18 +15,6 @@ from posviz.pipeline import embed_window, shapes
 from posviz.presets import PRESETS, matching_preset
 from posviz.tokenizer import encode
 
-# The book, section 2.8: the first batch of the data loader over The Verdict
-# (batch_size=8, max_length=4, stride=4).
-BOOK_2_8_INPUTS = [
-    [40, 367, 2885, 1464],
-    [1807, 3619, 402, 271],
-    [10899, 2138, 257, 7026],
-    [15632, 438, 2016, 257],
-    [922, 5891, 1576, 438],
-    [568, 340, 373, 645],
-    [1049, 5975, 284, 502],
-    [284, 3285, 326, 11],
-]
 BOOK_2_5_IDS = [15496, 11, 466, 345, 588, 8887, 30, 220, 50256, 554, 262, 4252, 18250, 8812,
                 2114, 286, 617, 34680, 27271, 13]  # fmt: skip
 
