@@ -115,7 +115,7 @@ def gpt2_tables() -> Gpt2Embeddings | None:
     try:
         return gpt2_store().tables(progress=progress)
     except Gpt2Unavailable as error:
-        st.warning(f"{for_markdown(str(error))}. {FALLBACK}", icon="📡")
+        st.warning(f"{for_markdown(str(error))}. {FALLBACK}", icon="⚠️")
         return None
     finally:
         for bar in bars:

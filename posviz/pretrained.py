@@ -79,6 +79,9 @@ _MADV_RANDOM: Final = getattr(mmap, "MADV_RANDOM", None)
 WTE: Final = TableSpec("wte.weight", (50257, 768))  # token embeddings, 154 MB
 WPE: Final = TableSpec("wpe.weight", (1024, 768))  # positional embeddings, 3 MB
 MANIFEST: Final = "manifest.json"
+_FETCH_HINT: Final = (
+    "Fetch them before a lecture, on a machine with network: python -m posviz --fetch-gpt2"
+)
 HASH_CHUNK: Final = 1 << 22  # bytes per read while checking a cached file's sha256
 ROWS_PER_READ: Final = 64  # token rows read between two unmaps: at most ~4 MB mapped at once
 FAULT_AROUND: Final = 1 << 21  # bytes around a read fault the kernel may map (up to a 2 MiB
@@ -282,7 +285,8 @@ class Gpt2Store:
                 return remote.commit
         except HubOffline as error:
             raise Gpt2Unavailable(
-                f"{self._not_cached_message()}, and the Hub cannot be reached ({error})"
+                "GPT-2's trained tables are not in the cache and the Hub cannot be reached "
+                f"({error}). {_FETCH_HINT} (cache folder: {self.root})"
             ) from error
         except Gpt2Unavailable:
             raise
@@ -292,10 +296,7 @@ class Gpt2Store:
             ) from error
 
     def _not_cached_message(self) -> str:
-        return (
-            f"GPT-2's trained tables are not in the cache ({self.root}); fetch them before a "
-            "lecture, on a machine with network, with python -m posviz --fetch-gpt2"
-        )
+        return f"GPT-2's trained tables are not in the cache ({self.root}). {_FETCH_HINT}"
 
     def _open(self, commit: str, spec: TableSpec) -> _Mapped:
         """The cached table, memory-mapped, after checking its size and sha256 once per file
