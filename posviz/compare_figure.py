@@ -9,6 +9,7 @@ numbers show: "same rows, reordered" or "differ".
 
 from __future__ import annotations
 
+import math
 from typing import Final
 
 import numpy as np
@@ -16,21 +17,60 @@ import plotly.graph_objects as go
 import torch
 
 from posviz.compare import OrderComparison
-from posviz.figures import (
-    _COLORSCALE_STEPS,
-    panel_title,
-    position_axis,
-    reduction_for,
-    row_labels,
-)
+from posviz.token_text import for_plotly
 
 MAX_PANEL_CELLS: Final = 8_192  # 8 panels: about 0.4 MB of figure JSON at most
+# The embeddings figure's diverging, colour-blind-safe scale (ColorBrewer RdBu), as the
+# [position, colour] steps plotly's validation would expand it to.
+_COLORSCALE_STEPS: Final = tuple(
+    tuple(step) for step in go.layout.Coloraxis(colorscale="RdBu_r").colorscale
+)
 _SAME: Final = "same rows, reordered"
 _DIFFER: Final = "differ"
 
 
 def _verdict(same: bool) -> str:
     return _SAME if same else _DIFFER
+
+
+def _row_labels(token_texts: tuple[str, ...]) -> list[str]:
+    """``"position · token"`` per row: positions keep repeated tokens apart."""
+    return [f"{position} · {for_plotly(text)}" for position, text in enumerate(token_texts)]
+
+
+def _dims_shown(num_rows: int, emb_dim: int) -> range:
+    """Every dimension, or every k-th one so a panel stays within ``MAX_PANEL_CELLS``."""
+    step = max(1, math.ceil(num_rows * emb_dim / MAX_PANEL_CELLS))
+    return range(0, emb_dim, step)
+
+
+def _position_axis(labels: list[str], *, font_size: int) -> dict[str, object]:
+    """A row axis of ``position · token`` labels, position 0 at the top."""
+    return {
+        "autorange": "reversed",
+        "type": "category",
+        "tickfont": {"size": font_size},
+        "automargin": True,
+        "tickmode": "array",
+        "tickvals": labels,
+        "ticktext": labels,
+    }
+
+
+def _panel_title(title: str, note: str, *, x: float, font_size: int) -> dict[str, object]:
+    """A bold title and a small note centred above the panel whose middle is at ``x``."""
+    return {
+        "text": f"<b>{title}</b><br><sup>{note}</sup>",
+        "x": x,
+        "y": 1.0,
+        "xref": "paper",
+        "yref": "paper",
+        "xanchor": "center",
+        "yanchor": "bottom",
+        "yshift": 8,
+        "showarrow": False,
+        "font": {"size": font_size},
+    }
 
 
 def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.Figure:
@@ -69,7 +109,7 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
         _verdict(without.permuted) + mask,
         _verdict(positioned.permuted) + mask,
     ]
-    labels = (row_labels(a.token_texts), row_labels(b.token_texts))
+    labels = (_row_labels(a.token_texts), _row_labels(b.token_texts))
     n = len(a.token_ids)
     font_size = 22 if lecture else 14
     gap, row_gap = 0.03, 0.12
@@ -87,8 +127,8 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
     for column, ((title, matrix_a, matrix_b), verdict) in enumerate(
         zip(columns, verdicts, strict=True)
     ):
-        reduction = reduction_for(n, int(matrix_a.shape[1]), max_cells=MAX_PANEL_CELLS)
-        dims = np.asarray(reduction.columns)
+        emb_dim = int(matrix_a.shape[1])
+        dims = np.asarray(_dims_shown(n, emb_dim))
         shown = [
             np.ascontiguousarray(m.to(torch.float32).numpy()[:, dims]) for m in (matrix_a, matrix_b)
         ]  # each [n, k] float32
@@ -126,7 +166,7 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
                 **({} if index == 1 else {"matches": "x1" if row == 0 else "x5"}),
             }
             layout[f"yaxis{index}"] = {
-                **position_axis(labels[row], font_size=font_size - 2),
+                **_position_axis(labels[row], font_size=font_size - 2),
                 "domain": [bottom, bottom + height],
                 "anchor": f"x{index}",
                 "showticklabels": column == 0,
@@ -134,8 +174,9 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
                     "text": ("first text" if row == 0 else "second text") if column == 0 else ""
                 },
             }
-        note = f"<br><sup>{verdict}{'; ' + reduction.note if reduction.note else ''}</sup>"
+        if len(dims) < emb_dim:
+            verdict += f"; 1 in {dims[1]} of {emb_dim} dims"
         layout["annotations"].append(  # type: ignore[attr-defined]
-            panel_title(title, note=note, x=start + width / 2, font_size=font_size)
+            _panel_title(title, verdict, x=start + width / 2, font_size=font_size)
         )
     return go.Figure(data=traces, layout=layout, _validate=False)

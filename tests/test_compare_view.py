@@ -124,3 +124,25 @@ def test_token_chips_in_messages_are_escaped(tables: SeededEmbeddings) -> None:
     assert "](javascript" not in message and "**[" not in message
     assert status_message(compare(tables, DEFAULT_TEXT, DEFAULT_COMPARE_TEXT)) is None
     assert decode(encode(DEFAULT_COMPARE_TEXT)) == DEFAULT_COMPARE_TEXT
+
+
+def test_wide_panels_show_every_kth_dimension_and_say_so() -> None:
+    tables = SeededEmbeddings.create(seed=123, emb_dim=768)
+    ids = encode(" " + " ".join(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"] * 3))
+    result = compare_order(
+        tables,
+        ids,
+        ids[::-1],
+        context_length=len(ids),
+        scheme="learned",
+        weights=book_attention_weights(d_in=768, d_out=768),
+    )
+    figure = compare_figure(result)
+    step = -(-len(ids) * 768 // 8_192)  # ceil: cells per panel stay within 8,192
+    assert np.asarray(figure.data[0].z).shape == (len(ids), len(range(0, 768, step)))
+    assert list(figure.data[0].x)[:2] == [0, step]
+    assert f"1 in {step} of 768 dims" in figure.layout.annotations[0].text
+    np.testing.assert_array_equal(
+        figure.data[0].z,
+        result.a.token_embeddings[:, ::step].numpy(),  # type: ignore[union-attr]
+    )
