@@ -212,8 +212,7 @@ def controls() -> Settings:
             format_func=SCHEME_LABELS.__getitem__,
             key="scheme",
             on_change=mark_custom,
-            disabled=trained,
-            help=SCHEME_FIXED if trained else None,
+            **fixed_by_gpt2(trained, SCHEME_FIXED),
         )
         st.text_area(
             "Text",
@@ -234,8 +233,7 @@ def controls() -> Settings:
             *EMB_DIM_RANGE,
             key="emb_dim",
             on_change=mark_custom,
-            disabled=trained,
-            help=EMB_DIM_FIXED if trained else None,
+            **fixed_by_gpt2(trained, EMB_DIM_FIXED),
         )
         advanced = not st.session_state.get("lecture")  # lecture mode: fewer controls
         if advanced:
@@ -255,8 +253,7 @@ def controls() -> Settings:
                 key="seed",
                 on_change=mark_custom,
                 persist_state="session",
-                disabled=trained,
-                help=SEED_NO_EFFECT if trained else None,
+                **fixed_by_gpt2(trained, SEED_NO_EFFECT),
             )
         st.toggle(
             "Lecture mode",
@@ -265,6 +262,11 @@ def controls() -> Settings:
             help="Large type for a projector, and a step-by-step walk through the pipeline.",
         )
     return settings_from_widgets(st.session_state)
+
+
+def fixed_by_gpt2(trained: bool, why: str) -> dict[str, object]:
+    """Widget options for a setting GPT-2's tables fix: greyed out, saying why."""
+    return {"disabled": trained, "help": why if trained else None}
 
 
 def window_picker(view: View) -> None:

@@ -119,6 +119,7 @@ class TensorEntry:
 
     @property
     def nbytes(self) -> int:
+        """Size of the tensor's data in the file."""
         return self.end - self.begin
 
 
