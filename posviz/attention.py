@@ -56,10 +56,12 @@ class AttentionWeights:
 
     @property
     def d_in(self) -> int:
+        """Width of the vectors attention reads (the embedding dimension)."""
         return int(self.w_query.shape[1])
 
     @property
     def d_out(self) -> int:
+        """Width of the queries, keys, values and context vectors."""
         return int(self.w_query.shape[0])
 
 

@@ -88,10 +88,12 @@ class OrderSummary:
 
     @property
     def context_a(self) -> torch.Tensor:
+        """The first text's context vectors, ``[n, d_out]``."""
         return self.attention_a.context_vecs  # [n, d_out]
 
     @property
     def context_b(self) -> torch.Tensor:
+        """The second text's context vectors, ``[n, d_out]``."""
         return self.attention_b.context_vecs  # [n, d_out]
 
     @property

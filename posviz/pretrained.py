@@ -65,10 +65,12 @@ class TableSpec:
 
     @property
     def nbytes(self) -> int:
+        """Size of the table's float32 data."""
         return math.prod(self.shape) * 4
 
     @property
     def file_name(self) -> str:
+        """Name of the table's raw float32 file in the cache."""
         return f"{self.name}.f32"
 
 
@@ -122,14 +124,17 @@ class Gpt2Embeddings:
 
     @property
     def emb_dim(self) -> int:
+        """d: 768 for GPT-2 124M."""
         return int(self.wte.shape[1])
 
     @property
     def vocab_size(self) -> int:
+        """Rows of the token table (50,257)."""
         return int(self.wte.shape[0])
 
     @property
     def max_context_length(self) -> int:
+        """Rows of the positional table (1,024): the longest window GPT-2 takes."""
         return int(self.wpe.shape[0])
 
     def token_embeddings(self, token_ids: Sequence[int]) -> torch.Tensor:
