@@ -576,11 +576,11 @@ def cold(ctx: Context) -> None:
     empties the caches of every user) and everyone does one more step on cold caches.
     """
     count = ctx.args.sessions_cold
-    server = ctx.server("cold")
-    students = [
-        Student(server.url, i, make_plan(student_start(i, shared=i % 2 == 0), 2, STUDENT_MOVES, i))
-        for i in range(count)
+    plans = [  # made before the server starts: nothing between its start and `try` can fail
+        make_plan(student_start(i, shared=i % 2 == 0), 2, STUDENT_MOVES, i) for i in range(count)
     ]
+    server = ctx.server("cold")
+    students = [Student(server.url, i, plan) for i, plan in enumerate(plans)]
     watch = Watch(server.pid, lambda: sum(len(s.records) for s in students))
     watch.start()
     janitor = StreamlitSession(server.url, timeout=120)
@@ -645,11 +645,10 @@ def _flood(flooder: StreamlitSession, count: int, seconds: float, deadline: floa
 def flood(ctx: Context) -> None:
     """One client floods rerun requests without reading; others keep working."""
     args = ctx.args
+    count = args.sessions_flood
+    plans = [make_plan(student_start(i), PLAN_STEPS, STUDENT_MOVES, i) for i in range(count)]
     server = ctx.server("flood")
-    others = [
-        Student(server.url, i, make_plan(student_start(i), PLAN_STEPS, STUDENT_MOVES, i), 60)
-        for i in range(args.sessions_flood)
-    ]
+    others = [Student(server.url, i, plan, 60) for i, plan in enumerate(plans)]
     flooder = StreamlitSession(server.url, timeout=10)
     health: list[tuple[float, float]] = []
     stop = threading.Event()
@@ -826,11 +825,12 @@ def _z(spec: str) -> list[object]:
 def failover(ctx: Context) -> None:
     """Kill one of 2 replicas mid-run: its students reconnect and get the same numbers."""
     args = ctx.args
-    cluster = ctx.cluster("failover", replicas=2)
-    students = [
-        Student(cluster.url, i, make_plan(student_start(i), PLAN_STEPS, STUDENT_MOVES, i))
+    plans = [
+        make_plan(student_start(i), PLAN_STEPS, STUDENT_MOVES, i)
         for i in range(args.sessions_failover)
     ]
+    cluster = ctx.cluster("failover", replicas=2)
+    students = [Student(cluster.url, i, plan) for i, plan in enumerate(plans)]
     victims: list[int] = []
     try:
         run_together(students, lambda s: s.work(ctx.deadline, steps=2))
