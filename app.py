@@ -46,6 +46,7 @@ from posviz.gpt2_lesson import (
     RANDOM_POSITIONS,
     SCHEME_FIXED,
     SEED_NO_EFFECT,
+    TRAINED_FIXES,
     TRAINED_POSITIONS,
     WEIGHTS_HELP,
     WEIGHTS_LABELS,
@@ -206,6 +207,8 @@ def controls() -> Settings:
             horizontal=True,
             help=WEIGHTS_HELP,
         )
+        if trained:
+            st.caption(TRAINED_FIXES)
         st.selectbox(
             "Positional scheme",
             list(SCHEME_LABELS),

@@ -28,6 +28,9 @@ SCHEME_FIXED: Final = (
     "Sinusoidal, RoPE and none apply to the random init."
 )
 SEED_NO_EFFECT: Final = "The seed has no effect on trained weights: nothing is random."
+TRAINED_FIXES: Final = (
+    "GPT-2's trained tables fix d = 768 and the learned scheme; the seed has no effect."
+)
 FALLBACK: Final = "Showing the book's random init instead."
 
 

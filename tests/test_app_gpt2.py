@@ -83,6 +83,7 @@ def test_gpt2_view_shows_the_served_rows_exactly(
     assert at.number_input(key="seed").disabled
     text = page_text(at)
     assert f"commit `{COMMIT[:12]}`" in text and "The seed has no effect" in text
+    assert "GPT-2's trained tables fix d = 768 and the learned scheme" in text
     assert at.query_params["weights"] == "gpt2"
     assert cdn_downloads(gpt2_hub, gpt2_blob, "wte.weight") == 1
 
