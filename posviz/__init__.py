@@ -14,7 +14,7 @@ self-attention. Without positions the mean context vectors are the same; with th
 >>> from posviz import book_attention_weights, compare_with_text
 >>> pair = compare_with_text(
 ...     SeededEmbeddings.create(seed=123, emb_dim=256),
-...     encode("The dog bites the man"), "The man bites the dog", context_length=4 + 1,
+...     encode("The dog bites the man"), "The man bites the dog", context_length=5,
 ...     scheme="learned", weights=book_attention_weights(d_in=256, d_out=256))
 >>> round(pair.without_positions.mean_cosine, 6), pair.with_positions.mean_cosine < 0.999
 (1.0, True)
