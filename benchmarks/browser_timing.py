@@ -80,17 +80,15 @@ def _press(page: Any, target: Any, key: str, timeout_ms: float = 120_000) -> dic
 def browser_timings(*, reps: int, big: bool) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
+    from devtools.chromium import CHROMIUM, CHROMIUM_ARGS
     from devtools.server import start_server
-    from tests.conftest import CHROMIUM_ARGS
 
     rows: dict[str, list[dict[str, Any]]] = {}
     notes: list[str] = []
     server = start_server()
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
-            )
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
             page.add_init_script(_INIT_SCRIPT)
             start = time.perf_counter()

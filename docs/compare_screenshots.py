@@ -22,10 +22,8 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
+from devtools.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from devtools.server import running_server  # noqa: E402
-
-CHROMIUM = "/usr/bin/chromium"  # Debian's, as in tests/conftest.py
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 TIMEOUT = 180_000  # ms: the server's first run imports torch on a busy machine
 MAX_BYTES = 400_000
@@ -64,7 +62,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=Path, help="also write viewport shots into this folder")
     args = parser.parse_args()
     with running_server() as server, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
         try:
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
             open_compare(page, server.url)

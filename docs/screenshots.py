@@ -1,6 +1,6 @@
 """Regenerate the README screenshots from the running app: ``python docs/screenshots.py``.
 
-Starts ``streamlit run app.py`` on 127.0.0.1 (tests/conftest.py's ``start_server``), opens it in
+Starts ``streamlit run app.py`` on 127.0.0.1 (``devtools.server.start_server``), opens it in
 Debian's headless Chromium (Playwright, no ``playwright install``) at 1600 x 1000 with device
 scale factor 1, and writes into docs/:
 
@@ -24,7 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from tests.conftest import CHROMIUM, CHROMIUM_ARGS, start_server, stop_server  # noqa: E402
+from devtools.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from devtools.server import start_server  # noqa: E402
 
 DOCS = ROOT / "docs"
 WIDTH, HEIGHT = 1600, 1000
@@ -107,10 +108,11 @@ def rope_view(page: Any, url: str) -> Path:
 
 
 def main() -> None:
-    process, url = start_server()
+    server = start_server()
+    url = server.url
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
             try:
                 context = browser.new_context(
                     viewport={"width": WIDTH, "height": HEIGHT}, device_scale_factor=1
@@ -122,7 +124,7 @@ def main() -> None:
             finally:
                 browser.close()
     finally:
-        stop_server(process)
+        server.stop()
 
 
 if __name__ == "__main__":

@@ -22,22 +22,12 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis.configuration import set_hypothesis_home_dir
 from streamlit.testing.v1 import AppTest
 
+from devtools.chromium import CHROMIUM, CHROMIUM_ARGS
 from devtools.fake_hub import Blob, FakeHub, gpt2_layout, made_up_tables, serve, write_safetensors
 from devtools.server import running_server
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app.py"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 # GPT-2's trained tables: no test may reach the real Hugging Face Hub or read the user's cache.
 # Everything (AppTest, the CLI, `streamlit run` servers started by tests) inherits these;
 # tests that need tables use the `gpt2_hub` fixture, a loopback stand-in with made-up tables.
@@ -97,7 +87,7 @@ def browser() -> Iterator[object]:
     except ImportError:
         _no_browser("Playwright is not installed (pip install -r requirements-dev.txt)")
     with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
         try:
             yield chromium
         finally:
