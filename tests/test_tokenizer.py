@@ -14,6 +14,7 @@ import re
 import shutil
 import socket
 import tempfile
+import threading
 import types
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -255,6 +256,42 @@ def test_builds_offline_without_writing_a_cache(
 
 def test_encoding_is_built_once(fresh_encoding: None) -> None:
     assert get_encoding() is get_encoding()
+
+
+def test_concurrent_first_calls_build_the_encoding_once(
+    monkeypatch: pytest.MonkeyPatch, fresh_encoding: None
+) -> None:
+    """A class opening the link together: 8 sessions ask before the first build finishes.
+
+    Each build waits (at most 2 s) until all 8 callers are inside a build; a cache that lets
+    concurrent first callers in builds 8 times, one that makes them wait builds once.
+    """
+    callers, builds, results = 8, [], []
+    inside = threading.Condition()
+    real_build = tokenizer._build_encoding
+
+    def counting_build() -> tiktoken.Encoding:
+        with inside:
+            builds.append(threading.get_ident())
+            inside.notify_all()
+            inside.wait_for(lambda: len(builds) == callers, timeout=2)
+        return real_build()
+
+    monkeypatch.setattr(tokenizer, "_build_encoding", counting_build)
+    start = threading.Barrier(callers)
+
+    def session() -> None:
+        start.wait(timeout=30)
+        results.append(get_encoding())
+
+    threads = [threading.Thread(target=session) for _ in range(callers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(builds) == 1
+    assert len(results) == callers and all(r is results[0] for r in results)
+    assert results[0].encode("hello world") == [31373, 995]
 
 
 # --- broken data files ------------------------------------------------------------------
