@@ -13,6 +13,7 @@ import streamlit as st
 import torch
 from streamlit.delta_generator import DeltaGenerator
 
+import app_runtime
 from posviz.attention import AttentionWeights, book_attention_weights
 from posviz.batching import Batch
 from posviz.codegen import BOOK_CH02_NOTEBOOK_URL, BOOK_CH02_URL, reproduction_script
@@ -609,7 +610,11 @@ def main() -> None:
     window_views(view, step, view_tables)
 
 
+app_runtime.prepare()
 try:
     main()
-except Exception:  # last line of defence: a message, never a traceback
+except Exception:  # last line of defence: a message, never a traceback (that goes to the log)
+    app_runtime.LOGGER.exception("unexpected error in a script run")
     st.error("posviz hit an unexpected problem with these settings. Try other values or reload.")
+else:
+    app_runtime.run_finished()

@@ -1,0 +1,150 @@
+"""How posviz runs inside the Streamlit server: once per process, and after every run.
+
+app.py calls :func:`prepare` at the top of every script run and :func:`run_finished` after a
+run that completed; both do their work once per server process and cost one flag check
+afterwards. They change three things in Streamlit 1.67, each the smallest change that works,
+each covered by a test against the real server (tests/test_app_runtime.py):
+
+* **Rerun floods are coalesced** (:func:`_coalescing_handle_backmsg`).
+* **No outbound traffic** (:func:`_no_ip_lookup`).
+* **The long-lived heap is frozen** after the first run (:func:`run_finished`).
+
+:data:`LOGGER` writes to the server's log in Streamlit's format, at Streamlit's log level.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import threading
+from typing import Final
+
+from streamlit import net_util
+from streamlit.logger import get_logger
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ClientState_pb2 import ClientState
+from streamlit.runtime import Runtime
+from streamlit.runtime.scriptrunner_utils.script_requests import _coalesce_widget_states
+from streamlit.runtime.session_manager import SessionClient
+
+LOGGER: Final[logging.Logger] = get_logger("posviz")
+
+_TRIGGERS: Final = frozenset(
+    {"trigger_value", "string_trigger_value", "chat_input_value", "json_trigger_value"}
+)
+_lock = threading.Lock()
+_prepared = False
+_frozen = False
+_original_handle_backmsg = Runtime.handle_backmsg
+# Rerun requests not yet handed to their session, by session id: (message, client). Only the
+# event-loop thread reads or writes it (Runtime.handle_backmsg runs there).
+_pending: dict[str, tuple[BackMsg, SessionClient | None]] = {}
+
+
+def prepare() -> None:
+    """Once per process, at the first script run: coalesce reruns, no IP lookups."""
+    global _prepared
+    if _prepared:
+        return
+    with _lock:
+        if not _prepared:
+            Runtime.handle_backmsg = _coalescing_handle_backmsg  # type: ignore[assignment,method-assign]
+            net_util.get_internal_ip = _no_ip_lookup
+            net_util.get_external_ip = _no_ip_lookup
+            _prepared = True
+
+
+def run_finished() -> None:
+    """After the first complete run, freeze the heap that every later run shares.
+
+    Streamlit runs ``gc.collect(2)`` after every script run (``runner.postScriptGC``). The
+    first run leaves about 220,000 long-lived objects (torch, plotly, streamlit, the
+    tokenizer) and walking them took 90-120 ms of each 150 ms rerun. ``gc.freeze()`` moves
+    them to a generation the collector never walks; they live as long as the process anyway.
+    Later collections then look only at what later runs allocate, so the post-run collection
+    stays on (it keeps memory flat, benchmarks/capacity.py rss) and costs about 1 ms.
+    Turning it off instead (``runner.postScriptGC = false``) saved about as much CPU but
+    leaves the full collections to Python's thresholds, which then walk the whole heap at
+    unpredictable moments during someone's run.
+    """
+    global _frozen
+    if _frozen:
+        return
+    with _lock:
+        if not _frozen:
+            gc.collect()
+            gc.freeze()
+            _frozen = True
+
+
+# --- rerun floods ---------------------------------------------------------------------------
+
+
+def _coalescing_handle_backmsg(
+    runtime: Runtime, session_id: str, msg: BackMsg, *, client: SessionClient | None = None
+) -> None:
+    """``Runtime.handle_backmsg`` that hands a session at most one rerun request per turn of
+    the event loop.
+
+    The server reads a client's websocket frames in batches of up to 256 kB and handles
+    every message of a batch before it serves anyone else. Handing one rerun request to its
+    session (``AppSession.request_rerun``) costs about 0.1-0.3 ms, so a client that sent
+    10,000 requests without reading stalled the health endpoint and every other session for
+    about 3 s. Here a rerun request only replaces the session's pending one (a dictionary
+    store); one callback per turn of the loop hands the newest to the session. Triggers
+    (button clicks) of a replaced request are merged in by Streamlit's own rule, the one it
+    applies when it folds queued reruns, so no click is lost. Fragment reruns and every other
+    message go straight through, after any pending rerun of their session, in order.
+    """
+    if msg.WhichOneof("type") == "rerun_script" and not msg.rerun_script.fragment_id:
+        older = _pending.get(session_id)
+        if older is None:
+            asyncio.get_running_loop().call_soon(_hand_over, runtime, session_id)
+        elif _same_page(older[0].rerun_script, msg.rerun_script):
+            _merge_triggers(older[0].rerun_script, msg.rerun_script)
+        else:  # another page: the older request runs first (its callback is still due)
+            _hand_over(runtime, session_id)
+        _pending[session_id] = (msg, client)
+        return
+    _hand_over(runtime, session_id)
+    _original_handle_backmsg(runtime, session_id, msg, client=client)
+
+
+def _hand_over(runtime: Runtime, session_id: str) -> None:
+    pending = _pending.pop(session_id, None)
+    if pending is not None:
+        message, client = pending
+        _original_handle_backmsg(runtime, session_id, message, client=client)
+
+
+def _same_page(older: ClientState, newer: ClientState) -> bool:
+    return (older.page_script_hash, older.page_name) == (newer.page_script_hash, newer.page_name)
+
+
+def _merge_triggers(older: ClientState, newer: ClientState) -> None:
+    """Keep the still-active triggers of ``older`` in ``newer`` (Streamlit's rule)."""
+    if any(state.WhichOneof("value") in _TRIGGERS for state in older.widget_states.widgets):
+        merged = _coalesce_widget_states(older.widget_states, newer.widget_states)
+        if merged is not None:
+            newer.widget_states.CopyFrom(merged)
+
+
+# --- no outbound traffic --------------------------------------------------------------------
+
+
+def _no_ip_lookup() -> None:
+    """Stands in for ``net_util.get_internal_ip`` and ``get_external_ip``.
+
+    Streamlit checks a WebSocket ``Origin`` that is not the page's own against localhost,
+    then against this machine's internal IP (a UDP ``connect`` to 8.8.8.8) and external IP
+    (an HTTP GET to checkip.amazonaws.com), on the event loop, for every refused connection:
+    a failed lookup is not cached, so behind a firewall that drops packets each refusal froze
+    the server for about 2 s, and each one sent this machine's traffic outside. No config
+    option skips those two calls (``is_url_from_allowed_origins`` in
+    ``streamlit/web/server/server_util.py`` tries them before the configured origins). With
+    "unknown" (``None``) a foreign origin is refused at once, and the allow-list is exactly
+    ``server.corsAllowedOrigins``. The start-up banner, the other caller, is kept off the
+    network by ``browser.serverAddress`` in ``.streamlit/config.toml``.
+    """
+    return None

@@ -1,0 +1,374 @@
+"""app_runtime.py and the server settings, against the real `streamlit run app.py`.
+
+* An unexpected error: the user sees the short message, the server log has the traceback.
+* No connection ever leaves loopback once the app has run (a monitor in
+  tests/server_hooks/sitecustomize.py records and refuses every attempt), also while the
+  server refuses a foreign ``Origin``.
+* A foreign ``Origin`` and an unknown ``Host`` (DNS rebinding) get no websocket.
+* A client flooding rerun requests: its session gets one request per turn of the event loop,
+  button clicks are kept, and the other sessions keep getting their views.
+
+None of these tests is timed: they check what happened, not how fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import websocket  # websocket-client
+from streamlit.proto.Alert_pb2 import Alert
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+import app_runtime
+
+ROOT = Path(__file__).resolve().parent.parent
+HOOKS = Path(__file__).resolve().parent / "server_hooks"
+GENERIC = "posviz hit an unexpected problem"
+
+
+# --- a server each test owns, and a websocket client ----------------------------------------
+
+
+@dataclass
+class Server:
+    port: int
+    log: Path
+    process: subprocess.Popen[bytes]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def log_text(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def _serve(tmp_path: Path, env: dict[str, str]) -> Iterator[Server]:
+    """`streamlit run app.py` on 127.0.0.1 with tests/server_hooks on its PYTHONPATH."""
+    port = _free_port()
+    log = tmp_path / "server.log"
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            [
+                sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+                "--server.address", "127.0.0.1", "--server.port", str(port),
+            ],
+            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(HOOKS), **env},
+            stdout=sink, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    server = Server(port, log, process)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start:\n{server.log_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{server.url}/_stcore/health", timeout=2):
+                    break
+            except OSError:
+                time.sleep(0.2)  # polling a socket while the server starts
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=15)
+
+
+@dataclass
+class Run:
+    """What one script run showed."""
+
+    errors: list[str] = field(default_factory=list)  # st.error bodies
+    exceptions: list[str] = field(default_factory=list)  # exception elements (tracebacks)
+    charts: int = 0
+
+
+class Client:
+    """The browser's side of Streamlit's websocket protocol, for the default view."""
+
+    def __init__(self, server: Server, *, origin: str | None = None, host: str | None = None):
+        self.ws = websocket.create_connection(
+            f"ws://127.0.0.1:{server.port}/_stcore/stream",
+            subprotocols=["streamlit"],
+            origin=origin or server.url,
+            host=host,  # the Host header (default: 127.0.0.1:port)
+            timeout=120,
+        )
+
+    def send_rerun(self, widgets: list[WidgetState] | None = None) -> None:
+        message = BackMsg()
+        message.rerun_script.query_string = ""
+        message.rerun_script.widget_states.widgets.extend(widgets or [])
+        self.ws.send_binary(message.SerializeToString())
+
+    def run(self) -> Run:
+        self.send_rerun()
+        return self.receive_run()
+
+    def receive_run(self) -> Run:
+        shown = Run()
+        while True:
+            raw = self.ws.recv()
+            if isinstance(raw, str):
+                continue
+            message = ForwardMsg()
+            message.ParseFromString(raw)
+            kind = message.WhichOneof("type")
+            if kind == "delta" and message.delta.WhichOneof("type") == "new_element":
+                element = message.delta.new_element
+                which = element.WhichOneof("type")
+                if which == "alert" and element.alert.format == Alert.ERROR:
+                    shown.errors.append(element.alert.body)
+                elif which == "exception":
+                    shown.exceptions.append(element.exception.message)
+                elif which == "plotly_chart":
+                    shown.charts += 1
+            elif (
+                kind == "script_finished"
+                and message.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN
+            ):
+                return shown
+
+    def close(self) -> None:
+        self.ws.close()
+
+
+def _refused(server: Server, *, origin: str, host: str | None = None) -> bool:
+    """True if the server refuses the websocket handshake (or closes it at once)."""
+    try:
+        client = Client(server, origin=origin, host=host)
+    except (websocket.WebSocketException, OSError):
+        return True
+    try:
+        client.send_rerun()
+        client.ws.recv()
+    except (websocket.WebSocketException, OSError):
+        return True
+    finally:
+        client.close()
+    return False
+
+
+# --- operator view: the log has the traceback, the user a short message ---------------------
+
+
+@pytest.fixture
+def faulty_server(tmp_path: Path) -> Iterator[Server]:
+    with _serve(tmp_path, {"POSVIZ_FAULT": "posviz.pipeline:embed_window"}) as server:
+        yield server
+
+
+@pytest.mark.slow
+def test_unexpected_error_is_logged_with_traceback_and_user_sees_short_message(
+    faulty_server: Server,
+) -> None:
+    client = Client(faulty_server)
+    try:
+        shown = client.run()
+    finally:
+        client.close()
+    assert shown.exceptions == [], "a traceback reached the page"
+    assert shown.charts == 0
+    assert len(shown.errors) == 1 and shown.errors[0].startswith(GENERIC), shown.errors
+    assert "injected fault" not in shown.errors[0]
+    log = faulty_server.log_text()
+    assert "unexpected error in a script run" in log
+    assert "Traceback (most recent call last)" in log
+    assert "RuntimeError: injected fault in posviz.pipeline:embed_window" in log
+    assert "window_embeddings" in log  # the frame that called it: a full traceback
+
+
+# --- no outbound traffic; foreign Origin and unknown Host refused ---------------------------
+
+
+@pytest.fixture
+def monitored_server(tmp_path: Path) -> Iterator[tuple[Server, Path]]:
+    net_log = tmp_path / "outbound.log"
+    net_log.touch()
+    with _serve(tmp_path, {"POSVIZ_NET_LOG": str(net_log)}) as server:
+        yield server, net_log
+
+
+def test_the_monitor_records_and_refuses_outbound_attempts(tmp_path: Path) -> None:
+    """The monitor itself can fail a test: a name lookup and a connect are caught."""
+    net_log = tmp_path / "outbound.log"
+    probe = (
+        "import socket\n"
+        "for attempt in (lambda: socket.getaddrinfo('checkip.amazonaws.com', 80),\n"
+        "                lambda: socket.create_connection(('192.0.2.1', 80), timeout=1)):\n"
+        "    try:\n"
+        "        attempt()\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "# loopback stays allowed:\n"
+        "server = socket.create_server(('127.0.0.1', 0))\n"
+        "socket.create_connection(server.getsockname(), timeout=5).close()\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**os.environ, "PYTHONPATH": str(HOOKS), "POSVIZ_NET_LOG": str(net_log)},
+        check=True,
+        timeout=60,
+    )
+    lines = net_log.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("getaddrinfo 'checkip.amazonaws.com'")
+    assert lines[1].startswith("connect ('192.0.2.1', 80)")
+
+
+@pytest.mark.slow
+def test_no_outbound_traffic_and_foreign_origin_and_host_are_refused(
+    monitored_server: tuple[Server, Path],
+) -> None:
+    server, net_log = monitored_server
+    student = Client(server)
+    try:
+        first = student.run()
+        assert first.charts == 1 and not first.errors and not first.exceptions
+        foreign = "https://attacker.example"
+        assert _refused(server, origin=foreign)
+        # DNS rebinding: attacker.example resolves to this server, so Host and Origin agree.
+        rebinding = f"attacker.example:{server.port}"
+        assert _refused(server, origin=f"http://{rebinding}", host=rebinding)
+        assert _refused(server, origin=foreign)  # again: nothing cached a lookup
+        # The page's own origin and the names in server.allowedHosts still work.
+        assert not _refused(server, origin=server.url)
+        assert not _refused(
+            server, origin=f"http://localhost:{server.port}", host=f"localhost:{server.port}"
+        )
+        again = student.run()
+        assert again.charts == 1 and not again.errors
+    finally:
+        student.close()
+    log = server.log_text()
+    assert "origin=https://attacker.example, host=127.0.0.1" in log
+    assert f"origin=http://{rebinding}, host={rebinding}" in log
+    assert net_log.read_text(encoding="utf-8") == "", "the server tried to reach the network"
+
+
+# --- rerun floods ---------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_flooding_client_does_not_stop_other_sessions(tmp_path: Path) -> None:
+    with _serve(tmp_path, {}) as server:
+        other, flooder = Client(server), Client(server)
+        try:
+            assert other.run().charts == 1
+            assert flooder.run().charts == 1
+            for _ in range(3000):  # never reads a reply
+                flooder.send_rerun()
+            for _ in range(3):
+                shown = other.run()
+                assert shown.charts == 1 and not shown.errors and not shown.exceptions
+            with urllib.request.urlopen(f"{server.url}/_stcore/health", timeout=60) as health:
+                assert health.status == 200
+        finally:
+            flooder.close()
+            other.close()
+        assert "Traceback" not in server.log_text()
+
+
+class _Recorder:
+    """Stands in for ``Runtime.handle_backmsg``: records what reaches the sessions."""
+
+    def __init__(self) -> None:
+        self.handed: list[tuple[str, BackMsg]] = []
+
+    def __call__(self, runtime: Any, session_id: str, msg: BackMsg, *, client: Any = None):
+        self.handed.append((session_id, msg))
+
+
+def _rerun(text: str, *, click: str | None = None, fragment: str = "") -> BackMsg:
+    message = BackMsg()
+    message.rerun_script.fragment_id = fragment
+    text_state = message.rerun_script.widget_states.widgets.add()
+    text_state.id, text_state.string_value = "text", text
+    if click:
+        button = message.rerun_script.widget_states.widgets.add()
+        button.id, button.trigger_value = click, True
+    return message
+
+
+def _deliver(messages: list[tuple[str, BackMsg]]) -> list[tuple[str, BackMsg]]:
+    """Hand ``messages`` to the patched handler in one turn of an event loop, as a batch of
+    websocket frames arrives; return what reached the sessions once the loop ran."""
+    recorder = _Recorder()
+
+    async def batch() -> None:
+        for session_id, message in messages:
+            app_runtime._coalescing_handle_backmsg(None, session_id, message)  # type: ignore[arg-type]
+        await asyncio.sleep(0)  # one turn of the loop: the hand-over callbacks run
+        await asyncio.sleep(0)
+
+    original = app_runtime._original_handle_backmsg
+    app_runtime._original_handle_backmsg = recorder  # type: ignore[assignment]
+    try:
+        asyncio.run(batch())
+    finally:
+        app_runtime._original_handle_backmsg = original
+    assert not app_runtime._pending
+    return recorder.handed
+
+
+def _texts(handed: list[tuple[str, BackMsg]]) -> list[tuple[str, str]]:
+    """(session, text widget value) of each rerun request that reached a session."""
+    return [
+        (session, m.rerun_script.widget_states.widgets[0].string_value) for session, m in handed
+    ]
+
+
+def test_a_burst_of_reruns_reaches_the_session_once_with_the_newest_values() -> None:
+    burst = [("a", _rerun(f"text {n}")) for n in range(1000)] + [("b", _rerun("b's text"))]
+    handed = _deliver(burst)
+    assert _texts(handed) == [("a", "text 999"), ("b", "b's text")]
+
+
+def test_a_click_in_a_replaced_request_is_kept() -> None:
+    handed = _deliver([("a", _rerun("one", click="next")), ("a", _rerun("two"))])
+    assert len(handed) == 1
+    states = {s.id: s for s in handed[0][1].rerun_script.widget_states.widgets}
+    assert states["text"].string_value == "two"
+    assert states["next"].trigger_value is True
+
+
+def test_other_messages_and_fragment_reruns_keep_their_order() -> None:
+    heartbeat = BackMsg()
+    heartbeat.app_heartbeat = True
+    fragment = _rerun("fragment", fragment="f1")
+    handed = _deliver(
+        [("a", _rerun("first")), ("a", heartbeat), ("a", fragment), ("a", _rerun("last"))]
+    )
+    kinds = [(m.WhichOneof("type"), m.rerun_script.fragment_id or None) for _, m in handed]
+    assert kinds == [
+        ("rerun_script", None),
+        ("app_heartbeat", None),
+        ("rerun_script", "f1"),
+        ("rerun_script", None),
+    ]
+    assert handed[0][1].rerun_script.widget_states.widgets[0].string_value == "first"
+    assert handed[3][1].rerun_script.widget_states.widgets[0].string_value == "last"
