@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -45,14 +44,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.loadtest import (  # noqa: E402
-    MemoryWatch,
-    Session,
-    cpu_seconds,
-    free_port,
-    percentile,
-    stop_server,
-)
+from benchmarks.loadtest import MemoryWatch, Session, cpu_seconds, percentile  # noqa: E402
+from devtools.server import running_server  # noqa: E402
 
 MAX_SESSIONS = 200
 MAX_MESSAGES = 50_000
@@ -69,36 +62,14 @@ def rss_mb(pid: int) -> float:
 @contextmanager
 def server(config: list[str]) -> Iterator[tuple[int, int]]:
     """A fresh `streamlit run app.py` on 127.0.0.1 with extra ``key=value`` options: (port, pid)."""
-    port = free_port()
+    options = dict(pair.partition("=")[::2] for pair in config)
     log = Path(tempfile.mkdtemp(prefix="posviz-capacity-")) / "server.log"
-    extra = []
-    for pair in config:
-        key, _, value = pair.partition("=")
-        extra += [f"--{key}", value]
-    command = [
-        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-        "--server.address", "127.0.0.1", "--server.port", str(port), *extra,
-    ]  # fmt: skip
-    with log.open("wb") as sink:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 120
-    while True:
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError(f"streamlit did not start; see {log}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2):
-                break
-        except OSError:
-            time.sleep(0.2)  # polling a socket while the server starts
-    print(f"server pid {process.pid} on 127.0.0.1:{port} (log: {log}) {' '.join(extra)}")
-    try:
-        yield port, process.pid
-    finally:
-        stop_server(process)
-        text = log.read_text(encoding="utf-8", errors="replace")
-        if "Traceback" in text:
-            print(f"server log has tracebacks:\n{text[-3000:]}")
+    with running_server(options=options, log=log) as running:
+        print(f"server pid {running.pid} on {running.url} (log: {log}) {options or ''}")
+        yield running.port, running.pid
+    text = log.read_text(encoding="utf-8", errors="replace")
+    if "Traceback" in text:
+        print(f"server log has tracebacks:\n{text[-3000:]}")
 
 
 def open_default(port: int, index: int = 0) -> Session:

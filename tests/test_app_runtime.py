@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,6 +32,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 import app_runtime
+from devtools.server import Server, running_server
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOKS = Path(__file__).resolve().parent / "server_hooks"
@@ -43,59 +42,16 @@ GENERIC = "posviz hit an unexpected problem"
 # --- a server each test owns, and a websocket client ----------------------------------------
 
 
-@dataclass
-class Server:
-    port: int
-    log: Path
-    process: subprocess.Popen[bytes]
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def log_text(self) -> str:
-        return self.log.read_text(encoding="utf-8", errors="replace")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def _serve(tmp_path: Path, env: dict[str, str]) -> Iterator[Server]:
     """`streamlit run app.py` on 127.0.0.1 with tests/server_hooks on its PYTHONPATH."""
-    port = _free_port()
-    log = tmp_path / "server.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [
-                sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-                "--server.address", "127.0.0.1", "--server.port", str(port),
-            ],
-            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(HOOKS), **env},
-            stdout=sink, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    server = Server(port, log, process)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not start:\n{server.log_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{server.url}/_stcore/health", timeout=2):
-                    break
-            except OSError:
-                time.sleep(0.2)  # polling a socket while the server starts
-        yield server
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
+    with running_server(env={"PYTHONPATH": str(HOOKS), **env}, log=tmp_path / "server.log") as s:
+        yield s
+
+
+def _log(server: Server) -> str:
+    assert server.log is not None
+    return server.log.read_text(encoding="utf-8", errors="replace")
 
 
 @dataclass
@@ -195,11 +151,11 @@ def test_unexpected_error_is_logged_with_traceback_and_user_sees_short_message(
     assert shown.charts == 0
     assert len(shown.errors) == 1 and shown.errors[0].startswith(GENERIC), shown.errors
     assert "injected fault" not in shown.errors[0]
-    log = faulty_server.log_text()
+    log = _log(faulty_server)
     assert "unexpected error in a script run" in log
     assert "Traceback (most recent call last)" in log
     assert "RuntimeError: injected fault in posviz.pipeline:embed_window" in log
-    assert "window_embeddings" in log  # the frame that called it: a full traceback
+    assert "build_view" in log  # the frame that called it: a full traceback
 
 
 # --- no outbound traffic; foreign Origin and unknown Host refused ---------------------------
@@ -264,7 +220,7 @@ def test_no_outbound_traffic_and_foreign_origin_and_host_are_refused(
         assert again.charts == 1 and not again.errors
     finally:
         student.close()
-    log = server.log_text()
+    log = _log(server)
     assert "origin=https://attacker.example, host=127.0.0.1" in log
     assert f"origin=http://{rebinding}, host={rebinding}" in log
     assert net_log.read_text(encoding="utf-8") == "", "the server tried to reach the network"
@@ -290,7 +246,7 @@ def test_a_flooding_client_does_not_stop_other_sessions(tmp_path: Path) -> None:
         finally:
             flooder.close()
             other.close()
-        assert "Traceback" not in server.log_text()
+        assert "Traceback" not in _log(server)
 
 
 class _Recorder:

@@ -77,10 +77,15 @@ def _install_fault(target: str) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the posviz checkout
     module = importlib.import_module(module_name)
 
+    original = getattr(module, function_name)
+
     def fault(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(f"injected fault in {target} (posviz test)")
 
-    setattr(module, function_name, fault)
+    # Every loaded module that imported the function by name gets the fault too.
+    for loaded in list(sys.modules.values()):
+        if getattr(loaded, function_name, None) is original:
+            setattr(loaded, function_name, fault)
 
 
 if os.environ.get("POSVIZ_NET_LOG"):
