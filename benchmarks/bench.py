@@ -34,11 +34,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # `python benchmarks/bench.py`: import benchmarks.* from the root
 
-from benchmarks.texts import long_text  # noqa: E402
+from benchmarks.texts import edited, long_text, varied_text  # noqa: E402
 
 APPS = {"posviz": ROOT / "app.py", "naive": ROOT / "benchmarks" / "naive_app.py"}
 RESULTS = ROOT / "benchmarks" / "results"
 TIMEOUT = 600  # seconds per AppTest run: the naive app needs ~20 s at T=1024, d=768
+PASTE_DISTINCT = "text paste, 1,024 distinct tokens (T=1024, d=768)"
+EDIT_DISTINCT = "text edit, 1,024 distinct tokens (T=1024, d=768)"  # issue 8: <= 80 ms
 GROWTH_SIZES = [(4, 16), (16, 64), (64, 128), (256, 256), (512, 512), (1024, 768)]
 BASELINE_IMPORTS = ("streamlit", "streamlit.testing.v1", "torch", "tiktoken", "plotly", "numpy")
 
@@ -163,6 +165,14 @@ def worker_sequence(app: Path, reps: int, big: bool) -> dict[str, Any]:
         windows = int(d.at.slider(key="window").max) if d.has("slider", "window") else 0
         for window in range(1, min(windows, max(1, reps - 1)) + 1):
             d.change("window change (T=1024, d=768)", "slider", "window", window)
+        # Real text at GPT-2 scale: 1,024 distinct tokens spread over the whole vocabulary
+        # (~350 of the token table's 128-row blocks), pasted, then edited one word at a time.
+        d.change(None, "slider", "window", 0)
+        pastes = max(1, reps // 2)
+        for i in range(pastes):
+            d.change(PASTE_DISTINCT, "text_area", "text", varied_text(i))
+        for i in range(1, max(3, reps) + 1):  # each edit: one word differs from the last text
+            d.change(EDIT_DISTINCT, "text_area", "text", edited(varied_text(pastes - 1), i))
     return {"rows": d.rows, "notes": d.notes, "peak_rss_mb": peak_rss_mb()}
 
 

@@ -27,3 +27,31 @@ def long_text(variant: int = 0) -> str:
         parts.append(f"Part {part}. {_PARAGRAPHS[part % len(_PARAGRAPHS)]}")
         part += 1
     return " ".join(parts)[: MAX_TEXT_CHARS - 1]
+
+
+def varied_text(variant: int = 0, words: int = 1100) -> str:
+    """About ``words`` GPT-2 tokens of English words, nearly all distinct, spread over the
+    whole vocabulary: a window of 1,024 tokens touches ~350 of the 393 128-row blocks of the
+    token table (``long_text`` repeats four paragraphs and touches few). The words are GPT-2's
+    own whole-word tokens (`` word``), read from the vendored ``encoder.json``, in an order
+    fixed by ``variant``."""
+    import json
+    import random
+    from pathlib import Path
+
+    encoder = json.loads((Path(__file__).parent.parent / "posviz/data/encoder.json").read_text())
+    vocabulary = sorted(
+        (token_id, text[1:])
+        for text, token_id in encoder.items()
+        if text.startswith("\u0120") and text[1:].isalpha() and text[1:].islower() and len(text) > 4
+    )
+    chosen = random.Random(variant).sample(vocabulary, words)
+    return " ".join(word for _, word in chosen)
+
+
+def edited(text: str, edit: int) -> str:
+    """``text`` with one word replaced (word ``97 * edit`` mod its length): a small edit."""
+    words = text.split(" ")
+    position = (97 * edit) % len(words)
+    words[position] = ["rose", "tea", "effort", "palace", "garden"][edit % 5]
+    return " ".join(words)

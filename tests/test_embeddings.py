@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,11 +19,13 @@ import pytest
 import torch
 from reference import book_layers, book_tables
 
+from posviz import embeddings
 from posviz.embeddings import (
     VERIFIED_TORCH,
     SeededEmbeddings,
     TorchFillError,
     check_torch_fill,
+    rows_per_block_for,
 )
 
 GPT2_VOCAB = 50257
@@ -251,3 +254,74 @@ def test_a_different_fill_fails_loudly_naming_both_torch_versions() -> None:
         check_torch_fill()
     with pytest.raises(TorchFillError, match=message):
         SeededEmbeddings.create(seed=123, emb_dim=4, vocab_size=50)
+
+
+# --- default block size and the caches of recent rows -------------------------------------
+
+
+@pytest.mark.parametrize("emb_dim", [768, 64, 7, 1])
+def test_default_blocks_give_the_book_rows(emb_dim: int) -> None:
+    """The default block size (a multiple of 16 rows, about 16,384 numbers) at several d."""
+    token_weight, pos_weight = book_tables(21, emb_dim, 9, vocab_size=GPT2_VOCAB)
+    tables = SeededEmbeddings.create(seed=21, emb_dim=emb_dim)
+    rows = tables.block_starts[1] - tables.block_starts[0]
+    assert rows % 16 == 0 and rows == rows_per_block_for(emb_dim)
+    token_ids = [0, rows - 1, rows, rows + 1, 50256, 50255, 7, 7]
+    token_ids += random.Random(emb_dim).sample(range(GPT2_VOCAB), 300)
+    assert torch.equal(tables.token_embeddings(token_ids), token_weight[token_ids])
+    assert torch.equal(tables.pos_embeddings(9), pos_weight)
+
+
+def test_rows_from_the_cache_equal_the_book_after_edits_and_evictions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Overlapping look-ups (an edited text), with a cache small enough to evict."""
+    monkeypatch.setattr(embeddings, "_ROW_CACHE_MAX_ROWS", 40)
+    token_weight, _ = book_tables(8, 16, 1, vocab_size=GPT2_VOCAB)
+    tables = SeededEmbeddings.create(seed=8, emb_dim=16)
+    text = random.Random(8).sample(range(GPT2_VOCAB), 60)
+    for edit in range(12):
+        edited = list(text)
+        edited[(7 * edit) % 60] = (edited[(7 * edit) % 60] + 1000 * edit) % GPT2_VOCAB
+        window = edited[: 30 + edit]
+        assert torch.equal(tables.token_embeddings(window), token_weight[window])
+        assert len(tables._recent) <= 40
+
+
+def test_a_caller_changing_its_rows_does_not_change_the_cache() -> None:
+    token_weight, pos_weight = book_tables(9, 4, 6, vocab_size=GPT2_VOCAB)
+    tables = SeededEmbeddings.create(seed=9, emb_dim=4)
+    tables.token_embeddings([5, 6]).mul_(0)
+    tables.pos_embeddings(6).mul_(0)
+    assert torch.equal(tables.token_embeddings([6, 5]), token_weight[[6, 5]])
+    assert torch.equal(tables.pos_embeddings(6), pos_weight)
+
+
+def test_the_last_positional_table_is_kept_per_context_length() -> None:
+    tables = SeededEmbeddings.create(seed=10, emb_dim=8)
+    for context_length in (5, 5, 9, 5, 1):
+        _, pos_weight = book_tables(10, 8, context_length, vocab_size=GPT2_VOCAB)
+        assert torch.equal(tables.pos_embeddings(context_length), pos_weight)
+
+
+def test_one_table_shared_by_threads_gives_every_thread_the_book_rows() -> None:
+    """Sessions share a table (st.cache_resource): concurrent look-ups, overlapping ids."""
+    token_weight, pos_weight = book_tables(12, 32, 16, vocab_size=GPT2_VOCAB)
+    tables = SeededEmbeddings.create(seed=12, emb_dim=32)
+    start, failures = threading.Barrier(6), []
+
+    def session(index: int) -> None:
+        start.wait(timeout=30)
+        for step in range(20):
+            ids = random.Random(100 * index + step).sample(range(0, GPT2_VOCAB, 7), 50)
+            if not torch.equal(tables.token_embeddings(ids), token_weight[ids]):
+                failures.append((index, step, "token rows"))
+            if not torch.equal(tables.pos_embeddings(16 - step % 3), pos_weight[: 16 - step % 3]):
+                failures.append((index, step, "positions"))
+
+    threads = [threading.Thread(target=session, args=(i,)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not failures
