@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import threading
 from typing import Final
 
@@ -37,9 +38,14 @@ _lock = threading.Lock()
 _prepared = False
 _frozen = False
 _original_handle_backmsg = Runtime.handle_backmsg
-# Rerun requests not yet handed to their session, by session id: (message, client). Only the
-# event-loop thread reads or writes it (Runtime.handle_backmsg runs there).
+# A session gets at most one rerun request per this many seconds while its requests keep
+# coming (a person waits for the view before the next change; a flood does not).
+RERUN_INTERVAL: Final = 0.2
+# Rerun requests not yet handed to their session, by session id: (message, client), and when
+# each session last got one (event-loop time). Only the event-loop thread reads or writes them
+# (Runtime.handle_backmsg runs there).
 _pending: dict[str, tuple[BackMsg, SessionClient | None]] = {}
+_handed_at: dict[str, float] = {}
 
 
 def prepare() -> None:
@@ -66,15 +72,17 @@ def run_finished() -> None:
     stays on (it keeps memory flat, benchmarks/capacity.py rss) and costs about 1 ms.
     Turning it off instead (``runner.postScriptGC = false``) saved about as much CPU but
     leaves the full collections to Python's thresholds, which then walk the whole heap at
-    unpredictable moments during someone's run.
+    unpredictable moments during someone's run. ``POSVIZ_GC_FREEZE=0`` in the server's
+    environment skips the freeze, to measure the difference (benchmarks/capacity.py).
     """
     global _frozen
     if _frozen:
         return
     with _lock:
         if not _frozen:
-            gc.collect()
-            gc.freeze()
+            if os.environ.get("POSVIZ_GC_FREEZE", "1") != "0":  # 0: to measure without it
+                gc.collect()
+                gc.freeze()
             _frozen = True
 
 
@@ -85,22 +93,31 @@ def _coalescing_handle_backmsg(
     runtime: Runtime, session_id: str, msg: BackMsg, *, client: SessionClient | None = None
 ) -> None:
     """``Runtime.handle_backmsg`` that hands a session at most one rerun request per turn of
-    the event loop.
+    the event loop, and per :data:`RERUN_INTERVAL` while requests keep coming.
 
     The server reads a client's websocket frames in batches of up to 256 kB and handles
     every message of a batch before it serves anyone else. Handing one rerun request to its
     session (``AppSession.request_rerun``) costs about 0.1-0.3 ms, so a client that sent
     10,000 requests without reading stalled the health endpoint and every other session for
-    about 3 s. Here a rerun request only replaces the session's pending one (a dictionary
-    store); one callback per turn of the loop hands the newest to the session. Triggers
-    (button clicks) of a replaced request are merged in by Streamlit's own rule, the one it
-    applies when it folds queued reruns, so no click is lost. Fragment reruns and every other
-    message go straight through, after any pending rerun of their session, in order.
+    about 3 s; and each request it handed over restarted that session's script, whose runs
+    then took the CPU from everyone else. Here a rerun request only replaces the session's
+    pending one (a dictionary store); a callback hands the newest to the session at the next
+    turn of the loop, or :data:`RERUN_INTERVAL` after the session's previous one if that was
+    sooner. Someone who changes a widget and waits for the view never waits for it; a flood
+    costs the server at most 5 script restarts a second. Triggers (button clicks) of a
+    replaced request are merged in by Streamlit's own rule, the one it applies when it folds
+    queued reruns, so no click is lost. Fragment reruns and every other message go straight
+    through, after any pending rerun of their session, in order.
     """
     if msg.WhichOneof("type") == "rerun_script" and not msg.rerun_script.fragment_id:
         older = _pending.get(session_id)
         if older is None:
-            asyncio.get_running_loop().call_soon(_hand_over, runtime, session_id)
+            loop = asyncio.get_running_loop()
+            wait = _handed_at.get(session_id, -RERUN_INTERVAL) + RERUN_INTERVAL - loop.time()
+            if wait > 0:
+                loop.call_later(wait, _hand_over, runtime, session_id)
+            else:
+                loop.call_soon(_hand_over, runtime, session_id)
         elif _same_page(older[0].rerun_script, msg.rerun_script):
             _merge_triggers(older[0].rerun_script, msg.rerun_script)
         else:  # another page: the older request runs first (its callback is still due)
@@ -114,6 +131,11 @@ def _coalescing_handle_backmsg(
 def _hand_over(runtime: Runtime, session_id: str) -> None:
     pending = _pending.pop(session_id, None)
     if pending is not None:
+        now = asyncio.get_running_loop().time()
+        _handed_at[session_id] = now
+        if len(_handed_at) > 1_000:  # forget sessions whose last request no longer matters
+            for stale in [s for s, t in _handed_at.items() if now - t > RERUN_INTERVAL]:
+                del _handed_at[stale]
         message, client = pending
         _original_handle_backmsg(runtime, session_id, message, client=client)
 

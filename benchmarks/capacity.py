@@ -19,7 +19,14 @@ numbers.
 * ``rss``: VmRSS every 100 reruns over ``--reruns`` (after ``--warmup``). Target: flat.
 
 ``--server-option section.name=value`` (repeatable) measures another setting, e.g.
-``runner.postScriptGC=false`` or ``runner.fastReruns=true``.
+``runner.postScriptGC=false`` or ``runner.fastReruns=true``; ``POSVIZ_GC_FREEZE=0`` in the
+environment measures without app_runtime's ``gc.freeze()``. The four garbage-collection
+variants of the README::
+
+    python benchmarks/capacity.py cpu                                            # chosen
+    python benchmarks/capacity.py --server-option runner.postScriptGC=false cpu
+    POSVIZ_GC_FREEZE=0 python benchmarks/capacity.py cpu                         # Streamlit's
+    POSVIZ_GC_FREEZE=0 python benchmarks/capacity.py --server-option runner.postScriptGC=false cpu
 """
 
 from __future__ import annotations

@@ -270,10 +270,14 @@ def _rerun(text: str, *, click: str | None = None, fragment: str = "") -> BackMs
     return message
 
 
-def _deliver(messages: list[tuple[str, BackMsg]]) -> list[tuple[str, BackMsg]]:
+def _deliver(
+    messages: list[tuple[str, BackMsg]], monkeypatch: pytest.MonkeyPatch
+) -> list[tuple[str, BackMsg]]:
     """Hand ``messages`` to the patched handler in one turn of an event loop, as a batch of
     websocket frames arrives; return what reached the sessions once the loop ran."""
     recorder = _Recorder()
+    monkeypatch.setattr(app_runtime, "_original_handle_backmsg", recorder)
+    monkeypatch.setattr(app_runtime, "_handed_at", {})  # no session has had a request yet
 
     async def batch() -> None:
         for session_id, message in messages:
@@ -281,12 +285,7 @@ def _deliver(messages: list[tuple[str, BackMsg]]) -> list[tuple[str, BackMsg]]:
         await asyncio.sleep(0)  # one turn of the loop: the hand-over callbacks run
         await asyncio.sleep(0)
 
-    original = app_runtime._original_handle_backmsg
-    app_runtime._original_handle_backmsg = recorder  # type: ignore[assignment]
-    try:
-        asyncio.run(batch())
-    finally:
-        app_runtime._original_handle_backmsg = original
+    asyncio.run(batch())
     assert not app_runtime._pending
     return recorder.handed
 
@@ -298,26 +297,31 @@ def _texts(handed: list[tuple[str, BackMsg]]) -> list[tuple[str, str]]:
     ]
 
 
-def test_a_burst_of_reruns_reaches_the_session_once_with_the_newest_values() -> None:
+def test_a_burst_of_reruns_reaches_the_session_once_with_the_newest_values(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     burst = [("a", _rerun(f"text {n}")) for n in range(1000)] + [("b", _rerun("b's text"))]
-    handed = _deliver(burst)
+    handed = _deliver(burst, monkeypatch)
     assert _texts(handed) == [("a", "text 999"), ("b", "b's text")]
 
 
-def test_a_click_in_a_replaced_request_is_kept() -> None:
-    handed = _deliver([("a", _rerun("one", click="next")), ("a", _rerun("two"))])
+def test_a_click_in_a_replaced_request_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    handed = _deliver([("a", _rerun("one", click="next")), ("a", _rerun("two"))], monkeypatch)
     assert len(handed) == 1
     states = {s.id: s for s in handed[0][1].rerun_script.widget_states.widgets}
     assert states["text"].string_value == "two"
     assert states["next"].trigger_value is True
 
 
-def test_other_messages_and_fragment_reruns_keep_their_order() -> None:
+def test_other_messages_and_fragment_reruns_keep_their_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     heartbeat = BackMsg()
     heartbeat.app_heartbeat = True
     fragment = _rerun("fragment", fragment="f1")
     handed = _deliver(
-        [("a", _rerun("first")), ("a", heartbeat), ("a", fragment), ("a", _rerun("last"))]
+        [("a", _rerun("first")), ("a", heartbeat), ("a", fragment), ("a", _rerun("last"))],
+        monkeypatch,
     )
     kinds = [(m.WhichOneof("type"), m.rerun_script.fragment_id or None) for _, m in handed]
     assert kinds == [
@@ -328,3 +332,36 @@ def test_other_messages_and_fragment_reruns_keep_their_order() -> None:
     ]
     assert handed[0][1].rerun_script.widget_states.widgets[0].string_value == "first"
     assert handed[3][1].rerun_script.widget_states.widgets[0].string_value == "last"
+
+
+def test_a_session_that_keeps_sending_waits_for_the_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After a hand-over, the session's next request waits (here: an hour) unless another
+    kind of message makes it go first; other sessions are not held up."""
+    recorder = _Recorder()
+    monkeypatch.setattr(app_runtime, "_original_handle_backmsg", recorder)
+    monkeypatch.setattr(app_runtime, "_handed_at", {})
+    monkeypatch.setattr(app_runtime, "RERUN_INTERVAL", 3600.0)
+    heartbeat = BackMsg()
+    heartbeat.app_heartbeat = True
+    seen = []
+
+    async def turns() -> None:
+        handle = app_runtime._coalescing_handle_backmsg
+        handle(None, "a", _rerun("first"))  # type: ignore[arg-type]
+        await asyncio.sleep(0)
+        seen.append(_texts(recorder.handed))
+        handle(None, "a", _rerun("second"))  # type: ignore[arg-type]
+        handle(None, "b", _rerun("b's first"))  # type: ignore[arg-type]
+        await asyncio.sleep(0)
+        seen.append(_texts(recorder.handed))
+        handle(None, "a", heartbeat)  # type: ignore[arg-type]
+        seen.append([(s, m.WhichOneof("type")) for s, m in recorder.handed])
+
+    asyncio.run(turns())
+    app_runtime._pending.clear()
+    assert seen[0] == [("a", "first")]
+    assert seen[1] == [("a", "first"), ("b", "b's first")]  # "second" waits
+    assert seen[2][-2:] == [("a", "rerun_script"), ("a", "app_heartbeat")]
+    assert recorder.handed[2][1].rerun_script.widget_states.widgets[0].string_value == "second"
