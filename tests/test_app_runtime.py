@@ -17,8 +17,9 @@ import asyncio
 import os
 import subprocess
 import sys
+import threading
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,6 +271,24 @@ def _rerun(text: str, *, click: str | None = None, fragment: str = "") -> BackMs
     return message
 
 
+def _run_loop(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """``asyncio.run(main())`` in a thread of its own (a Playwright test in this process may
+    have left an event loop running in the main thread)."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(main())
+        except BaseException as error:  # re-raised in the test's thread
+            errors.append(error)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout=60)
+    if errors:
+        raise errors[0]
+
+
 def _deliver(
     messages: list[tuple[str, BackMsg]], monkeypatch: pytest.MonkeyPatch
 ) -> list[tuple[str, BackMsg]]:
@@ -285,7 +304,7 @@ def _deliver(
         await asyncio.sleep(0)  # one turn of the loop: the hand-over callbacks run
         await asyncio.sleep(0)
 
-    asyncio.run(batch())
+    _run_loop(batch)
     assert not app_runtime._pending
     return recorder.handed
 
@@ -359,7 +378,7 @@ def test_a_session_that_keeps_sending_waits_for_the_interval(
         handle(None, "a", heartbeat)  # type: ignore[arg-type]
         seen.append([(s, m.WhichOneof("type")) for s, m in recorder.handed])
 
-    asyncio.run(turns())
+    _run_loop(turns)
     app_runtime._pending.clear()
     assert seen[0] == [("a", "first")]
     assert seen[1] == [("a", "first"), ("b", "b's first")]  # "second" waits
