@@ -7,7 +7,9 @@ Run with ``streamlit run app.py``.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
+from functools import wraps
 
 import streamlit as st
 import torch
@@ -124,6 +126,26 @@ def gpt2_tables() -> Gpt2Embeddings | None:
             bar.empty()
 
 
+_LINK_READ = "_link_read"  # set once a session has read its settings from the link
+
+
+def once_link_read(callback: Callable[..., None]) -> Callable[..., None]:
+    """A widget callback that runs only in a session whose state was set up by ``init_state``.
+
+    Streamlit's ``clear_cache`` message empties the session's state too; the callbacks that
+    follow would find none of the keys they read (a KeyError the load test found). They are
+    skipped instead, and the run after them reads the view back from the link.
+    """
+
+    @wraps(callback)
+    def guarded(*args: object) -> None:
+        if _LINK_READ in st.session_state:
+            callback(*args)
+
+    return guarded
+
+
+@once_link_read
 def switch_weights() -> None:
     """GPT-2's tables fix d = 768 and the learned scheme; back on init, the view's own d and
     scheme return."""
@@ -150,8 +172,9 @@ def attention_weights(emb_dim: int) -> AttentionWeights:
 
 def init_state() -> list[str]:
     """On a session's first run, take the settings from the URL; return notices."""
-    if "context_length" in st.session_state:
+    if _LINK_READ in st.session_state:
         return []
+    st.session_state[_LINK_READ] = True
     link = read_link({key: st.query_params.get_all(key) for key in st.query_params})
     st.session_state.update(widget_values(link.settings))
     st.session_state["lecture"] = link.lecture
@@ -162,6 +185,7 @@ def init_state() -> list[str]:
     return list(link.notices)
 
 
+@once_link_read
 def apply_preset() -> None:
     preset = PRESETS.get(st.session_state["preset"])
     if preset is None:
@@ -179,15 +203,18 @@ def explain(text: str) -> None:
         st.caption(text)
 
 
+@once_link_read
 def mark_custom() -> None:
     """Any change by hand makes the view the user's own (the example menu says so)."""
     st.session_state["preset"] = CUSTOM
 
 
+@once_link_read
 def reset_step() -> None:
     st.session_state["step"] = 0 if st.session_state.get("lecture") else len(STEPS) - 1
 
 
+@once_link_read
 def keep_stride_in_step() -> None:
     """Moving the context length moves the stride with it (non-overlapping windows)."""
     st.session_state["stride"] = st.session_state["context_length"]
@@ -277,8 +304,9 @@ def window_picker(view: View) -> None:
     """The view's notices (a window the text does not have), and the window slider."""
     for notice in view.notices:
         st.warning(notice, icon="⚠️")
-    if st.session_state.get("window", 0) != view.window:
-        st.session_state["window"] = view.window  # the slider shows the window on screen
+    # Always set: a new number of windows gives the slider a new identity, which would
+    # otherwise restart it at 0 while the chart shows another window.
+    st.session_state["window"] = view.window
     if view.batch.num_windows > 1:
         st.slider(
             f"Window of the batch (B = {view.batch.num_windows})",
@@ -365,6 +393,7 @@ def lecture_steps() -> int:
     return step
 
 
+@once_link_read
 def move_step(delta: int) -> None:
     step = int(st.session_state.get("step", 0)) + delta
     st.session_state["step"] = min(max(step, 0), len(STEPS) - 1)
@@ -418,6 +447,7 @@ def similarity_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
         explain(POSITION_PANEL_NOTES[settings.scheme])
 
 
+@once_link_read
 def use_example_pair() -> None:
     st.session_state["text"] = DEFAULT_TEXT
     st.session_state["compare_text"] = DEFAULT_COMPARE_TEXT

@@ -384,3 +384,26 @@ def test_a_session_that_keeps_sending_waits_for_the_interval(
     assert seen[1] == [("a", "first"), ("b", "b's first")]  # "second" waits
     assert seen[2][-2:] == [("a", "rerun_script"), ("a", "app_heartbeat")]
     assert recorder.handed[2][1].rerun_script.widget_states.widgets[0].string_value == "second"
+
+
+# --- a session whose state was emptied ------------------------------------------------------
+
+
+def test_a_cleared_session_reads_its_view_back_from_the_link(tmp_path: Path) -> None:
+    """Streamlit's ``clear_cache`` message also empties the sender's session state; the widget
+    callbacks of the next rerun used to raise KeyError ('preset') into the server log."""
+    from devtools.client import StreamlitSession
+
+    with _serve(tmp_path, {}) as server:
+        session = StreamlitSession(server.url)
+        try:
+            first = session.open({"text": "Every effort moves you", "context_length": "4"})
+            session.clear_cache()
+            after = session.change("preset", "A rose")
+        finally:
+            session.close()
+        log = _log(server)
+    assert not first.errors and first.chart is not None
+    assert not after.errors, after.errors
+    assert after.chart is not None
+    assert "Traceback" not in log and "KeyError" not in log, log[-2000:]
