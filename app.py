@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import wraps
 
+import plotly.graph_objects as go
 import streamlit as st
 import torch
 from streamlit.delta_generator import DeltaGenerator
@@ -405,12 +406,17 @@ CHART_CONFIG = {
 }
 
 
+def show_chart(figure: go.Figure, *, key: str) -> None:
+    """A posviz figure as it was built (no Streamlit theme), with the chart toolbar's settings."""
+    st.plotly_chart(figure, key=key, theme=None, config=CHART_CONFIG)
+
+
 def embeddings_view(settings: Settings, embeddings: WindowEmbeddings, step: int) -> None:
     lecture = bool(st.session_state.get("lecture"))
     figure = embeddings_figure(embeddings, lecture=lecture)
     if STEPS[step].panels < 3:
         reveal_panels(figure, STEPS[step].panels)
-    st.plotly_chart(figure, key="embeddings", theme=None, config=CHART_CONFIG)
+    show_chart(figure, key="embeddings")
     if settings.weights == "gpt2":
         commit = gpt2_store().cached_commit() or "unknown"
         st.markdown(source_caption(commit, len(embeddings.token_ids)))
@@ -425,12 +431,7 @@ def embeddings_view(settings: Settings, embeddings: WindowEmbeddings, step: int)
 
 def similarity_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
     lecture = bool(st.session_state.get("lecture"))
-    st.plotly_chart(
-        similarity_figure(embeddings, lecture=lecture),
-        key="similarity",
-        theme=None,
-        config=CHART_CONFIG,
-    )
+    show_chart(similarity_figure(embeddings, lecture=lecture), key="similarity")
     repeat = first_repeat(embeddings)
     if repeat is None:
         st.info(
@@ -513,12 +514,7 @@ def compare_view(view: View, tables: TablesFor) -> None:
             delta_arrow="off",
         )
     lecture = bool(st.session_state.get("lecture"))
-    st.plotly_chart(
-        compare_figure(comparison, lecture=lecture),
-        key="compare",
-        theme=None,
-        config=CHART_CONFIG,
-    )
+    show_chart(compare_figure(comparison, lecture=lecture), key="compare")
     for paragraph in findings(comparison):
         st.markdown(paragraph)
     if settings.causal:

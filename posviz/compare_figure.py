@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 import torch
 
 from posviz.compare import OrderComparison
+from posviz.figures import panel_title
 from posviz.token_text import for_plotly
 
 MAX_PANEL_CELLS: Final = 8_192  # 8 panels: about 0.4 MB of figure JSON at most
@@ -54,22 +55,6 @@ def _position_axis(labels: list[str], *, font_size: int) -> dict[str, object]:
         "tickmode": "array",
         "tickvals": labels,
         "ticktext": labels,
-    }
-
-
-def _panel_title(title: str, note: str, *, x: float, font_size: int) -> dict[str, object]:
-    """A bold title and a small note centred above the panel whose middle is at ``x``."""
-    return {
-        "text": f"<b>{title}</b><br><sup>{note}</sup>",
-        "x": x,
-        "y": 1.0,
-        "xref": "paper",
-        "yref": "paper",
-        "xanchor": "center",
-        "yanchor": "bottom",
-        "yshift": 8,
-        "showarrow": False,
-        "font": {"size": font_size},
     }
 
 
@@ -177,6 +162,8 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
         if len(dims) < emb_dim:
             verdict += f"; 1 in {dims[1]} of {emb_dim} dims"
         layout["annotations"].append(  # type: ignore[attr-defined]
-            _panel_title(title, verdict, x=start + width / 2, font_size=font_size)
+            panel_title(
+                title, note=f"<br><sup>{verdict}</sup>", x=start + width / 2, font_size=font_size
+            )
         )
     return go.Figure(data=traces, layout=layout, _validate=False)
