@@ -29,7 +29,7 @@ Scenarios (issue 8):
   same numbers back.
 
 Correctness, in every scenario: each chart's three ``z`` arrays are compared bit for bit with
-the book's computation (``devtools.reference``: tiktoken's own ``gpt2`` encoding, never posviz's
+the book's computation (``tests/reference.py``: tiktoken's own ``gpt2`` encoding, never posviz's
 tokenizer; ``torch.manual_seed`` + ``nn.Embedding``; window start = window * stride; each
 scheme's formula), and the token chips (position, text, id) with tiktoken's tokens. Every step
 of every student's plan changes the expected chart (checked when the plan is made), so a stale
@@ -61,11 +61,11 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # `python benchmarks/loadtest.py`: import deploy, devtools
+# `python benchmarks/loadtest.py`: import deploy and devtools, and the tests' reference
+# (tests/reference.py, imported by its bare name as the tests do).
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from deploy.scaleout import Cluster, start_cluster  # noqa: E402
-from devtools.client import Run, SessionLost, StreamlitSession  # noqa: E402
-from devtools.reference import (  # noqa: E402
+from reference import (  # noqa: E402
     SCHEMES,
     View,
     chart_problems,
@@ -73,6 +73,9 @@ from devtools.reference import (  # noqa: E402
     panels,
     token_ids,
 )
+
+from deploy.scaleout import Cluster, start_cluster  # noqa: E402
+from devtools.client import Run, SessionLost, StreamlitSession  # noqa: E402
 from devtools.server import Server, start_server  # noqa: E402
 
 MAX_SESSIONS = 200

@@ -1,8 +1,15 @@
-"""The book's reference computations, written without posviz, for every test that needs them.
+"""The book's reference computations, written without posviz, for the tests and the load test.
 
+Only tiktoken, torch, numpy and formulas: nothing here imports posviz. The tests import it as
+``reference`` (pytest puts ``tests/`` on the path); ``benchmarks/loadtest.py`` and the scale-out
+tests check every chart a real server sends against it.
+
+* Token ids from tiktoken's own ``gpt2`` encoding: :func:`tiktoken_gpt2` builds it with
+  ``tiktoken_ext.openai_public.gpt2()`` (the published URLs, hashes and split pattern), its
+  reader served from posviz/data, so tiktoken checks the files' SHA-256 itself.
 * Tables as the book makes them (sections 2.7 and 2.8): ``torch.manual_seed(seed)``, then
   ``nn.Embedding(vocab_size, emb_dim)``, then ``nn.Embedding(context_length, emb_dim)``, under
-  ``torch.random.fork_rng`` so no test disturbs (or depends on) the global random state.
+  ``torch.random.fork_rng`` so no caller disturbs (or depends on) the global random state.
 * The sinusoidal encoding of Vaswani et al. (2017), cell by cell with ``math``, float64
   rounded once to float32.
 * RoPE with the functions of the book's Llama notebook (``precompute_rope_params`` /
@@ -13,25 +20,41 @@
   ``torch.manual_seed(789)`` under ``fork_rng``, and the causal masking of section 3.5.1 as
   the book writes it (RoPE'd queries and keys use :func:`book_rope`).
 * The book's first batch of section 2.8 (``BOOK_2_8_INPUTS``), as the book prints it.
-* Reading what the app sent: plotly's typed arrays (shared with the load test,
-  ``devtools.reference``) and a strict un-escaper for the Markdown of the token chips.
+* A view as the app shows it (:class:`View`: window ``w`` covers token ids
+  ``[w * stride, w * stride + T)``) and its three panels (:func:`panels`).
+* Reading what the app sent: plotly's typed arrays, a strict un-escaper for the Markdown of
+  the token chips, and the differences of a chart or a chip row from the reference
+  (:func:`chart_problems`, :func:`chip_problems`).
 
-Where float32 is exact (the same float32 operations in the same order) tests compare with
-``torch.equal`` / ``np.array_equal``; the few formulas computed in another precision say so.
+Where float32 is exact (the same float32 operations in the same order) callers compare with
+``torch.equal`` / ``np.array_equal`` (the load test: bit patterns); the few formulas computed in
+another precision say so.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import json
 import math
+import os
+import re
 import string
+import tempfile
 from collections.abc import Sequence
-from functools import lru_cache
+from dataclasses import dataclass
+from pathlib import Path
+from unittest import mock
 
+import numpy as np
+import tiktoken
+import tiktoken.load
+import tiktoken_ext.openai_public
 import torch
 import torch.nn.functional as F
 
-from devtools.reference import decode_array
-
+DATA = Path(__file__).resolve().parent.parent / "posviz" / "data"  # the vendored GPT-2 files
+END_OF_TEXT = "<|endoftext|>"
 VOCAB_SIZE = 50257  # GPT-2's vocabulary, written out here rather than imported from posviz
 SCHEMES = ("learned", "sinusoidal", "none", "rope")
 ATTENTION_SEED = 789  # the book's torch.manual_seed(789) before SelfAttention_v2
@@ -52,22 +75,70 @@ WORD_JOINER = "\u2060"  # posviz puts it after ':' and before '@' so Markdown li
 __all__ = [
     "ATTENTION_SEED",
     "BOOK_2_8_INPUTS",
+    "DATA",
+    "END_OF_TEXT",
     "SCHEMES",
     "VOCAB_SIZE",
+    "WORD_JOINER",
     "SelfAttention_v2",
+    "View",
     "book_attention",
     "book_causal_attention",
     "book_layers",
     "book_rope",
     "book_tables",
     "book_window",
+    "chart_problems",
+    "chip_problems",
+    "chips",
     "compute_rope",
     "cosine_similarity",
     "decode_array",
+    "panels",
     "precompute_rope_params",
+    "random_rows",
     "sinusoidal",
+    "tiktoken_gpt2",
+    "token_ids",
     "unescape_markdown",
+    "visible_token",
+    "window_token_ids",
 ]
+
+
+# --- token ids: tiktoken's own gpt2 encoding -------------------------------------------------
+
+
+@functools.cache
+def tiktoken_gpt2() -> tiktoken.Encoding:
+    """tiktoken's ``gpt2`` Encoding, built by tiktoken from posviz/data (hash-checked, offline)."""
+    files = {"vocab.bpe": DATA / "vocab.bpe", "encoder.json": DATA / "encoder.json"}
+
+    def read_local(blobpath: str) -> bytes:
+        return files[blobpath.rsplit("/", 1)[-1]].read_bytes()  # KeyError: not a GPT-2 file
+
+    with (
+        tempfile.TemporaryDirectory(prefix="posviz-tiktoken-") as cache,
+        mock.patch.dict(os.environ, {"TIKTOKEN_CACHE_DIR": cache}),
+        mock.patch.object(tiktoken.load, "read_file", read_local),
+    ):
+        return tiktoken.Encoding(**tiktoken_ext.openai_public.gpt2())
+
+
+def token_ids(text: str) -> list[int]:
+    """GPT-2 token ids of ``text``; ``<|endoftext|>`` is the special token 50256."""
+    return list(_token_ids(text))
+
+
+@functools.lru_cache(maxsize=256)
+def _token_ids(text: str) -> tuple[int, ...]:
+    return tuple(tiktoken_gpt2().encode(text, allowed_special={END_OF_TEXT}))
+
+
+def visible_token(token_id: int) -> str:
+    """The token's text as a reader expects it in a chip: `` `` -> ``␣``, newline -> ``↵``."""
+    text = tiktoken_gpt2().decode_single_token_bytes(token_id).decode("utf-8")
+    return text.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥").replace("\r", "␍")
 
 
 # --- the book's tables -----------------------------------------------------------------------
@@ -84,7 +155,7 @@ def book_layers(
     return token_embedding_layer, pos_embedding_layer
 
 
-@lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=8)
 def book_tables(
     seed: int, emb_dim: int, context_length: int, *, vocab_size: int = VOCAB_SIZE
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -180,24 +251,142 @@ def cosine_similarity(matrix: torch.Tensor) -> torch.Tensor:
     return F.cosine_similarity(rows[:, None, :], rows[None, :, :], dim=-1)
 
 
+# --- a view as the app shows it -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class View:
+    """Everything that decides the chart (the app's settings)."""
+
+    text: str
+    context_length: int = 16
+    emb_dim: int = 64
+    seed: int = 123
+    stride: int | None = None  # None: equal to context_length
+    window: int = 0
+    scheme: str = "learned"
+
+    @property
+    def effective_stride(self) -> int:
+        """The stride the app uses: ``stride``, or ``context_length`` when it is None."""
+        return self.context_length if self.stride is None else self.stride
+
+
+def window_token_ids(view: View) -> list[int]:
+    """The token ids of the view's window: ``[window * stride, window * stride + T)``."""
+    ids = token_ids(view.text)
+    start = view.window * view.effective_stride
+    if view.window and start + view.context_length > len(ids):
+        raise ValueError(f"window {view.window} is past the end of {len(ids)} tokens")
+    return ids[start : start + view.context_length]
+
+
+@functools.lru_cache(maxsize=4096)
+def panels(view: View) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`book_window` of the view, as numpy: token embeddings, the position signal and the
+    input embeddings, each ``[n, d]`` float32.
+
+    Cached (the load test asks for each view many times): do not modify the arrays.
+    """
+    token_embeddings, signal, input_embeddings = book_window(
+        view.scheme,
+        seed=view.seed,
+        emb_dim=view.emb_dim,
+        context_length=view.context_length,
+        token_ids=window_token_ids(view),
+    )
+    return token_embeddings.numpy(), signal.numpy(), input_embeddings.numpy()
+
+
+def random_rows(n: int, d: int, seed: int = 0) -> torch.Tensor:
+    """``[n, d]`` standard normal rows from their own generator (the global one is untouched)."""
+    return torch.randn(n, d, generator=torch.Generator().manual_seed(seed))
+
+
 # --- reading what the app sent ---------------------------------------------------------------
+
+_CHIP = re.compile(r":(?:blue|orange)-(?:badge|background)\[(\d+) · ((?:\\.|[^\\\]])*) · (\d+)\]")
+
+
+def decode_array(value: object) -> np.ndarray:
+    """A plotly array: a list, or the typed-array spec ``{dtype, bdata, shape}``."""
+    if not isinstance(value, dict):
+        return np.asarray(value)
+    flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+    shape = value.get("shape")
+    return flat if shape is None else flat.reshape([int(s) for s in str(shape).split(",")])
 
 
 def unescape_markdown(text: str) -> str:
-    """Undo Markdown backslash escapes, failing on any ASCII punctuation left unescaped, and
-    drop the invisible word joiners posviz adds to break bare links."""
+    """Undo Markdown backslash escapes and drop the invisible word joiners posviz adds to break
+    bare links; ``ValueError`` if any ASCII punctuation was left unescaped."""
     out, i = [], 0
     while i < len(text):
         char = text[i]
         if char == "\\":
-            assert i + 1 < len(text) and text[i + 1] in string.punctuation, text
+            if i + 1 >= len(text) or text[i + 1] not in string.punctuation:
+                raise ValueError(f"a backslash escapes no punctuation at {i} in {text!r}")
             out.append(text[i + 1])
             i += 2
         else:
-            assert char not in string.punctuation, f"unescaped {char!r} in {text!r}"
+            if char in string.punctuation:
+                raise ValueError(f"unescaped {char!r} in {text!r}")
             out.append(char)
             i += 1
     return "".join(out).replace(WORD_JOINER, "")
+
+
+def chart_problems(spec: str, view: View) -> list[str]:
+    """How the figure JSON ``spec`` differs from :func:`panels` of ``view`` (empty: bitwise equal).
+
+    Each heatmap's ``z`` must be float32, hold the columns its ``x`` names, and equal the
+    reference's values in those columns bit for bit.
+    """
+    traces = [t for t in json.loads(spec)["data"] if t.get("type") == "heatmap"]
+    want = panels(view)
+    if len(traces) != len(want):
+        return [f"{len(traces)} heatmaps, expected {len(want)}"]
+    problems = []
+    for index, (trace, expected) in enumerate(zip(traces, want, strict=True)):
+        z = decode_array(trace["z"])
+        columns = decode_array(trace["x"]).astype(np.int64)
+        if z.dtype != np.float32:
+            problems.append(f"panel {index}: z is {z.dtype}, not float32")
+            continue
+        if len(columns) == 0 or columns.min() < 0 or columns.max() >= view.emb_dim:
+            problems.append(f"panel {index}: columns {columns[:5]}… outside 0..{view.emb_dim - 1}")
+            continue
+        shown = np.ascontiguousarray(expected[:, columns], dtype=np.float32)
+        if z.shape != shown.shape:
+            problems.append(f"panel {index}: shape {z.shape}, expected {shown.shape}")
+        elif not np.array_equal(z.view(np.uint32), shown.view(np.uint32)):
+            wrong = int((z.view(np.uint32) != shown.view(np.uint32)).sum())
+            problems.append(f"panel {index}: {wrong} of {z.size} values differ from the reference")
+    return problems
+
+
+def chips(markdown: list[str]) -> list[tuple[int, str, int]]:
+    """The token chips ``(position, text, token id)`` in the Markdown of a run, un-escaped by
+    :func:`unescape_markdown` (``ValueError`` on punctuation left unescaped)."""
+    return [
+        (int(position), unescape_markdown(text), int(token_id))
+        for body in markdown
+        for position, text, token_id in _CHIP.findall(body)
+    ]
+
+
+def chip_problems(markdown: list[str], view: View) -> list[str]:
+    """How the chips differ from the window's reference tokens (empty: all equal)."""
+    ids = window_token_ids(view)
+    want = [(position, visible_token(i), i) for position, i in enumerate(ids)]
+    try:
+        got = chips(markdown)
+    except ValueError as error:
+        return [f"chips: {error}"]
+    if got == want:
+        return []
+    wrong = [(g, w) for g, w in zip(got, want, strict=False) if g != w]
+    return [f"chips: {len(got)} shown, {len(want)} expected; first differences {wrong[:3]}"]
 
 
 # --- the book's self-attention (chapter 3) ---------------------------------------------------

@@ -3,7 +3,7 @@
 The configuration tests read ``deploy/haproxy.cfg`` and ask HAProxy itself (``haproxy -c``).
 The slow tests start two replicas and HAProxy on 127.0.0.1 (``deploy.scaleout``), drive them
 with the websocket client the load test uses (``devtools.client``) and check every chart
-against the book's computation (``devtools.reference``: tiktoken and torch, not posviz). Which
+against the book's computation (``tests/reference.py``: tiktoken and torch, not posviz). Which
 replica holds a session is read from each replica's own ``/_stcore/metrics``, not from the
 balancer. HAProxy is a Debian package: without it these tests skip, saying why, except in CI
 (``POSVIZ_REQUIRE_HAPROXY=1``, set by .ci/run, which installs it).
@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from reference import View, chart_problems, chip_problems
 
 from deploy.scaleout import (
     CONFIG,
@@ -29,7 +30,6 @@ from deploy.scaleout import (
     running_cluster,
 )
 from devtools.client import SessionLost, StreamlitSession
-from devtools.reference import View, chart_problems, chip_problems
 
 REQUIRE_HAPROXY = os.environ.get("POSVIZ_REQUIRE_HAPROXY", "") not in ("", "0")
 TEXT = "Every effort moves you forward, and every effort moves the class with you."
