@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from reference import book_attention, book_causal_attention, book_rope
+from reference import book_attention, book_causal_attention, book_rope, random_rows
 
 from posviz.attention import book_attention_weights, self_attention
 
@@ -20,10 +20,6 @@ SIZES = [
     pytest.param(64, 64, id="d64"),
     pytest.param(256, 256, id="book-2.8-d256"),
 ]
-
-
-def random_input(n: int, d: int, seed: int = 0) -> torch.Tensor:
-    return torch.randn(n, d, generator=torch.Generator().manual_seed(seed))
 
 
 @pytest.mark.parametrize(("d_in", "d_out"), SIZES)
@@ -48,7 +44,7 @@ def test_weights_do_not_touch_the_global_generator() -> None:
 @pytest.mark.parametrize(("d_in", "d_out"), SIZES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["float32", "float64"])
 def test_forward_is_the_books_bit_for_bit(d_in: int, d_out: int, dtype: torch.dtype) -> None:
-    x = random_input(6, d_in)
+    x = random_rows(6, d_in)
     module = book_attention(d_in, d_out).to(dtype)
     with torch.no_grad():
         expected = module(x.to(dtype))
@@ -60,7 +56,7 @@ def test_forward_is_the_books_bit_for_bit(d_in: int, d_out: int, dtype: torch.dt
 
 @pytest.mark.parametrize(("d_in", "d_out"), SIZES)
 def test_causal_is_the_books_masking_bit_for_bit(d_in: int, d_out: int) -> None:
-    x = random_input(5, d_in, seed=1).double()
+    x = random_rows(5, d_in, seed=1).double()
     module = book_attention(d_in, d_out).double()
     with torch.no_grad():
         expected = book_causal_attention(module, x)
@@ -72,7 +68,7 @@ def test_causal_is_the_books_masking_bit_for_bit(d_in: int, d_out: int) -> None:
 
 @pytest.mark.parametrize("d", [2, 4, 64, 256])
 def test_rope_rotates_queries_and_keys_as_the_notebook_does(d: int) -> None:
-    x = random_input(7, d, seed=2)
+    x = random_rows(7, d, seed=2)
     weights = book_attention_weights(d_in=d, d_out=d)
     module = book_attention(d, d).double()
     with torch.no_grad():
@@ -90,7 +86,7 @@ def test_rope_rotates_queries_and_keys_as_the_notebook_does(d: int) -> None:
 
 def test_permuting_the_input_permutes_the_output_without_mask() -> None:
     """The property the compare view rests on, to float64 rounding."""
-    x = random_input(9, 16, seed=3)
+    x = random_rows(9, 16, seed=3)
     order = torch.tensor([4, 0, 8, 2, 6, 1, 3, 7, 5])
     weights = book_attention_weights(d_in=16, d_out=16)
     plain = self_attention(x, weights).context_vecs

@@ -12,14 +12,9 @@ import math
 
 import pytest
 import torch
-from reference import compute_rope, precompute_rope_params, sinusoidal
+from reference import compute_rope, precompute_rope_params, random_rows, sinusoidal
 
 from posviz.schemes import apply_scheme, rope_angles, rope_rotate, sinusoidal_encoding
-
-
-def random_rows(n: int, d: int, seed: int = 0) -> torch.Tensor:
-    return torch.randn(n, d, generator=torch.Generator().manual_seed(seed))
-
 
 SIZES = [
     pytest.param(1, 2, id="T1-d2"),
