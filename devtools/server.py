@@ -22,7 +22,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,26 +145,18 @@ def start_server(
     port = port or free_port()
     environment = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", **(env or {})}
     command = server_command(port, app=app, options=options)
-    if log is None:
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+    # The child keeps its own copy of the log's descriptor: ours closes once it has started.
+    with log.open("ab") if log is not None else nullcontext(subprocess.DEVNULL) as sink:
         process = subprocess.Popen(
             command,
             cwd=ROOT,
             env=environment,
-            stdout=subprocess.DEVNULL,
+            stdout=sink,
             stderr=subprocess.STDOUT,
             start_new_session=new_session,
         )
-    else:
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with log.open("ab") as sink:  # the child keeps its own copy of the descriptor
-            process = subprocess.Popen(
-                command,
-                cwd=ROOT,
-                env=environment,
-                stdout=sink,
-                stderr=subprocess.STDOUT,
-                start_new_session=new_session,
-            )
     server = Server(process=process, port=port, log=log)
     try:
         wait_healthy(server.url, process, timeout)
