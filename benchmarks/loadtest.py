@@ -4,6 +4,7 @@
     python benchmarks/loadtest.py --only steady,flood  # some scenarios
     python benchmarks/loadtest.py --quick              # small counts: a smoke run (targets that
                                                        # need more samples say so)
+    python benchmarks/loadtest.py --only capacity --reruns 120   # CPU of one rerun, split
 
 It starts its own servers on 127.0.0.1 (free ports; ``devtools.server``; HAProxy replicas via
 ``deploy/scaleout.py``), drives them with Streamlit's websocket protocol as browsers do
@@ -15,6 +16,12 @@ Scenarios (issue 8):
 * ``steady``: many sessions on the default view click around (seed, scheme, d) for 1,000
   reruns. Server CPU per rerun from ``/proc/<pid>/stat`` (target <= 25 ms), and RSS flat over
   the 1,000 reruns (growth from rerun 200 to the end <= 10 MB).
+* ``capacity``: one session on the default view (the bare link, no query string) reruns the
+  same view, one rerun at a time, so the numbers isolate what one rerun costs the server and
+  where it goes: CPU per rerun (target <= 25 ms) split into the event-loop thread (the
+  process's main thread: websocket, protobuf, sending) and the rest (script threads, which come
+  and go with each run, and the post-run garbage collection), wall p50, and VmRSS every 100
+  reruns (flat, as in ``steady``).
 * ``cold``: 60 sessions open their own link at the same instant on a fresh server: peak RSS
   (``VmHWM``) <= 600 MB, first view p95 <= 5 s, 0 errors. Then a client empties every cache
   (Streamlit's ``clear_cache`` message) and everyone does one more step: still the right numbers.
@@ -33,13 +40,25 @@ the book's computation (``tests/reference.py``: tiktoken's own ``gpt2`` encoding
 tokenizer; ``torch.manual_seed`` + ``nn.Embedding``; window start = window * stride; each
 scheme's formula), and the token chips (position, text, id) with tiktoken's tokens. Every step
 of every student's plan changes the expected chart (checked when the plan is made), so a stale
-chart cannot pass; plans use windows > 0, strides != T and every scheme.
+chart cannot pass; plans use windows > 0, strides != T and every scheme. (``capacity`` reruns
+one view on purpose: there each chart must equal the default view's.)
 
 Why a protocol client and not 60 Chromium tabs: on 2 cores, 60 renderers would measure the
 browsers, not the server. The client sends what the browser sends (``BackMsg`` with the widget
 states) and reads what it receives (``ForwardMsg``); the browser path itself is covered by the
 Playwright tests. Wall-clock numbers depend on what else runs on the machine: the load average
 is printed next to them; CPU per rerun is measured on the server process itself.
+
+``--server-option section.name=value`` (repeatable) measures another Streamlit setting, and
+``POSVIZ_GC_FREEZE=0`` in the environment (passed on to the servers) measures without
+app_runtime's ``gc.freeze()``. The four garbage-collection variants of the README::
+
+    python benchmarks/loadtest.py --only capacity --reruns 120                 # chosen
+    python benchmarks/loadtest.py --only capacity --reruns 120 \\
+        --server-option runner.postScriptGC=false
+    POSVIZ_GC_FREEZE=0 python benchmarks/loadtest.py --only capacity --reruns 120  # Streamlit's
+    POSVIZ_GC_FREEZE=0 python benchmarks/loadtest.py --only capacity --reruns 120 \\
+        --server-option runner.postScriptGC=false
 """
 
 from __future__ import annotations
@@ -79,7 +98,7 @@ from devtools.client import Run, SessionLost, StreamlitSession  # noqa: E402
 from devtools.server import Server, start_server  # noqa: E402
 
 MAX_SESSIONS = 200
-SCENARIOS = ("steady", "cold", "flood", "balancer", "failover")
+SCENARIOS = ("steady", "capacity", "cold", "flood", "balancer", "failover")
 DEFAULT_VIEW = View(text="A rose is a rose is a rose.")  # the app's defaults (posviz Settings)
 TEXTS = (
     "Every effort moves you forward. The verdict: Gisburn had painted a rose, a rose, a rose; "
@@ -95,6 +114,7 @@ DEFAULT_VIEW_MOVES = ("seed", "scheme", "emb_dim", "scheme")  # what the default
 RECOVERY_SECONDS = 3.0  # flood: the server must be back to normal this long after it
 RECONNECT_ATTEMPTS = 5  # a browser keeps trying; this client tries 5 times, 1 s apart
 PLAN_STEPS = 800  # steps planned per student for timed runs (a student stops when done)
+CAPACITY_WARMUP = 10  # capacity: reruns before measuring (caches, the first gc.freeze)
 
 
 # --- plans: what each student does, and what the chart must then show ----------------------
@@ -273,6 +293,14 @@ class Student:
         self.position += 1
         return record
 
+    def rerun(self) -> Record:
+        """Rerun the view on screen (the browser's "Rerun"): the same chart must come back."""
+        started = time.monotonic()
+        run = self.session.rerun()
+        record = Record(self.view, run, started, time.monotonic())
+        self.records.append(record)
+        return record
+
     def recover(self) -> Record:
         """The socket died: reconnect to the same URL and cookie; expect the URL's view."""
         in_flight = self.plan[self.position] if self.position < len(self.plan) else None
@@ -369,9 +397,11 @@ def run_together(students: Sequence[Student], work: Callable[[Student], None]) -
 # --- the server side: CPU and memory from /proc -------------------------------------------
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process ``pid`` so far (``/proc/<pid>/stat``)."""
-    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+def cpu_seconds(pid: int, tid: int | None = None) -> float:
+    """User + system CPU time so far of process ``pid`` (``/proc/<pid>/stat``), or of its
+    thread ``tid`` (``/proc/<pid>/task/<tid>/stat``; the main thread's ``tid`` is ``pid``)."""
+    path = f"/proc/{pid}/stat" if tid is None else f"/proc/{pid}/task/{tid}/stat"
+    with open(path, encoding="ascii") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
@@ -570,6 +600,65 @@ def steady(ctx: Context) -> None:
             None,
         )
     ctx.report.correctness("steady", students, log_errors(server.log))
+
+
+def capacity(ctx: Context) -> None:
+    """One session reruns the default view, one rerun at a time: what one rerun costs."""
+    reruns = ctx.args.reruns
+    server = ctx.server("capacity")
+    student = Student(server.url, 0, [Step(None, None, DEFAULT_VIEW)])
+    readings: list[float] = []  # VmRSS MB after the warm-up, then every 100 reruns
+    used = loop = 0.0
+    try:
+        started = time.monotonic()
+        run = student.session.open("")  # the bare link: the app's defaults
+        student.records.append(Record(DEFAULT_VIEW, run, started, time.monotonic()))
+        student.position = 1
+        for _ in range(CAPACITY_WARMUP):
+            student.rerun()
+        readings.append(memory_kb(server.pid)["VmRSS"] / 1024)
+        used, loop = cpu_seconds(server.pid), cpu_seconds(server.pid, server.pid)
+        for count in range(1, reruns + 1):
+            if ctx.remaining() < 0:
+                raise TimeoutError(f"deadline reached after {count - 1} reruns")
+            student.rerun()
+            if count % 100 == 0:
+                readings.append(memory_kb(server.pid)["VmRSS"] / 1024)
+        used = cpu_seconds(server.pid) - used
+        loop = cpu_seconds(server.pid, server.pid) - loop
+    except Exception as error:  # counted and reported, never hidden
+        student.errors.append(f"session 0: {type(error).__name__}: {error}")
+    finally:
+        student.close()
+        server.stop()
+    done = max(len(student.records) - 1 - CAPACITY_WARMUP, 0)
+    measured = done == reruns
+    latencies = [r.run.latency for r in student.records[1 + CAPACITY_WARMUP :]]
+    per_rerun = 1000 / max(done, 1)
+    print("  VmRSS MB every 100 reruns: " + " ".join(f"{r:.0f}" for r in readings))
+    ctx.report.add(
+        "capacity",
+        "server CPU per rerun <= 25 ms (identical reruns of the default view, >= 60)",
+        f"{used * per_rerun:.1f} ms over {done} reruns: event loop {loop * per_rerun:.1f} ms, "
+        f"script threads and collection {(used - loop) * per_rerun:.1f} ms; wall p50 "
+        f"{percentile(latencies, 0.5) * 1000:.0f} ms"
+        if measured
+        else f"not measured: {done} of {reruns} reruns",
+        used * per_rerun <= 25 if measured and done >= 60 else None,
+    )
+    rss = f"VmRSS {readings[0]:.0f} MB after the warm-up" if readings else "no RSS reading"
+    growth = math.nan
+    if len(readings) > 2:  # readings[2] is taken at rerun 200
+        growth = readings[-1] - readings[2]
+        rss += f", {readings[2]:.0f} MB at rerun 200, {readings[-1]:.0f} MB at the end"
+        rss += f" ({growth:+.1f} MB)"
+    ctx.report.add(
+        "capacity",
+        "RSS flat over 1,000 reruns (growth after rerun 200 <= 10 MB)",
+        rss,
+        growth <= 10 if measured and done >= 1000 else None,
+    )
+    ctx.report.correctness("capacity", [student], log_errors(server.log))
 
 
 def cold(ctx: Context) -> None:
@@ -895,7 +984,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", default=",".join(SCENARIOS), help="comma-separated scenarios")
     parser.add_argument("--timeout", type=float, default=1800, help="deadline for everything, s")
     parser.add_argument("--quick", action="store_true", help="small counts (a smoke run)")
-    parser.add_argument("--reruns", type=int, default=1000, help="steady: reruns in total")
+    parser.add_argument(
+        "--reruns",
+        type=int,
+        default=1000,
+        help="steady: reruns in total; capacity: reruns after the warm-up",
+    )
     parser.add_argument("--sessions-steady", type=int, default=10)
     parser.add_argument("--sessions-cold", type=int, default=60)
     parser.add_argument("--sessions-flood", type=int, default=4, help="sessions besides it")

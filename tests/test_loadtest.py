@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import os
 from collections.abc import Iterator
 
 import numpy as np
@@ -102,3 +103,14 @@ def test_chips_are_checked_against_tiktoken_tokens() -> None:
     # Same text once un-escaped, but Markdown would read the bare ">" and ":".
     [problem] = chip_problems([chips.replace("\\>\\:", ">:")], view)
     assert problem.startswith("chips: unescaped '>' in ")
+
+
+def test_every_scenario_is_a_function_of_the_context() -> None:
+    for name in loadtest.SCENARIOS:
+        assert callable(getattr(loadtest, name)), name
+
+
+def test_cpu_of_the_main_thread_is_part_of_the_process_cpu() -> None:
+    pid = os.getpid()
+    main_thread = loadtest.cpu_seconds(pid, pid)  # /proc/<pid>/task/<pid>/stat
+    assert 0 < main_thread <= loadtest.cpu_seconds(pid)
