@@ -21,8 +21,8 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,6 +101,13 @@ class Server:
             self.process.kill()
         self.process.wait(timeout=STOP_TIMEOUT)
 
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Leaving a ``with`` block stops the server, however the block ended."""
+        self.stop()
+
 
 def server_command(
     port: int, *, app: Path = APP, options: Mapping[str, object] | None = None
@@ -136,6 +143,9 @@ def start_server(
 ) -> Server:
     """Start ``streamlit run app`` on 127.0.0.1 and wait until it is healthy.
 
+    The returned :class:`Server` is also a context manager (``with start_server() as
+    server:``; :func:`running_server` is the same function): it stops when the block ends.
+
     ``port``: a free one if not given. ``options``: extra ``--section.option`` values.
     ``env``: added to this process's environment. ``log``: file for the server's output
     (discarded if not given). ``new_session``: its own process group, so a Ctrl-C in the
@@ -168,19 +178,5 @@ def start_server(
     return server
 
 
-@contextmanager
-def running_server(
-    *,
-    port: int | None = None,
-    app: Path = APP,
-    options: Mapping[str, object] | None = None,
-    env: Mapping[str, str] | None = None,
-    log: Path | None = None,
-    timeout: float = START_TIMEOUT,
-) -> Iterator[Server]:
-    """``with running_server(...) as server:`` -- :func:`start_server`, stopped on exit."""
-    server = start_server(port=port, app=app, options=options, env=env, log=log, timeout=timeout)
-    try:
-        yield server
-    finally:
-        server.stop()
+# ``with running_server(...) as server:`` reads as what it does; the Server stops on exit.
+running_server = start_server

@@ -58,6 +58,15 @@ def test_server_starts_healthy_logs_and_stops_by_pid(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_server_without_a_log_stops_when_the_block_raises() -> None:
+    with pytest.raises(KeyError, match="in the block"), start_server() as server:
+        assert is_healthy(server.url)
+        raise KeyError("in the block")
+    assert server.process.returncode is not None, "the server process is still running"
+    assert not is_healthy(server.url, timeout=1)
+
+
+@pytest.mark.slow
 def test_failed_start_raises_and_names_the_log(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     with pytest.raises(RuntimeError, match=r"exited with .*see .*server\.log"):
