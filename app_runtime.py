@@ -69,11 +69,12 @@ def run_finished() -> None:
     tokenizer) and walking them took 90-120 ms of each 150 ms rerun. ``gc.freeze()`` moves
     them to a generation the collector never walks; they live as long as the process anyway.
     Later collections then look only at what later runs allocate, so the post-run collection
-    stays on (it keeps memory flat, benchmarks/capacity.py rss) and costs about 1 ms.
+    stays on (it keeps memory flat: the load test's capacity scenario) and costs about 1 ms.
     Turning it off instead (``runner.postScriptGC = false``) saved about as much CPU but
     leaves the full collections to Python's thresholds, which then walk the whole heap at
     unpredictable moments during someone's run. ``POSVIZ_GC_FREEZE=0`` in the server's
-    environment skips the freeze, to measure the difference (benchmarks/capacity.py).
+    environment skips the freeze, to measure the difference
+    (``python benchmarks/loadtest.py --only capacity``).
     """
     global _frozen
     if _frozen:
