@@ -1,4 +1,5 @@
-"""The three-panel Plotly figure: token | positional | input embeddings, side by side.
+"""The three-panel Plotly figure: token | positional | input embeddings, side by side (or
+stacked, on a phone); the layout is posviz._layout's, shared with the similarity figure.
 
 Rows are positions (labelled ``position · token``), columns are embedding dimensions. The
 panels share one symmetric, colour-blind-safe diverging colour scale and one colour bar, and
@@ -24,23 +25,29 @@ from typing import Final
 import numpy as np
 import plotly.graph_objects as go
 
+from posviz._layout import COLORSCALE as COLORSCALE  # posviz.similarity reads it from here
+from posviz._layout import Colorbar, three_panels, type_sizes
+from posviz._layout import row_labels as row_labels  # and this
 from posviz.config import Scheme
 from posviz.pipeline import WindowEmbeddings
-from posviz.token_text import for_plotly
 
 MAX_CELLS: Final = 65_536  # exact values per panel, about 350 kB of JSON each
 HOVER_CELLS: Final = 12_288  # three-way hover (4 floats per cell per panel) up to this size
-COLORSCALE: Final = "RdBu_r"  # ColorBrewer RdBu: diverging, colour-blind safe; red = positive
-MAX_TICKS: Final = 48  # position labels drawn; hover always names the row
-# COLORSCALE as the [position, colour] steps plotly's validation would expand it to (once).
-_COLORSCALE_STEPS: Final = tuple(
-    tuple(step) for step in go.layout.Coloraxis(colorscale=COLORSCALE).colorscale
-)
+MAX_TICKS: Final = 48  # similarity figure: position labels drawn; hover always names the row
 
+# "<br>" marks where a title breaks best when a panel is too narrow for one line.
 PANEL_TITLES: Final[dict[Scheme, tuple[str, str, str]]] = {
-    "learned": ("token embeddings", "positional embeddings (learned)", "input embeddings = sum"),
-    "sinusoidal": ("token embeddings", "positional encoding (sin/cos)", "input embeddings = sum"),
-    "none": ("token embeddings", "no positional signal (zeros)", "input = token embeddings"),
+    "learned": (
+        "token embeddings",
+        "positional embeddings<br>(learned)",
+        "input embeddings<br>= sum",
+    ),
+    "sinusoidal": (
+        "token embeddings",
+        "positional encoding<br>(sin/cos)",
+        "input embeddings<br>= sum",
+    ),
+    "none": ("token embeddings", "no positional signal<br>(zeros)", "input = token<br>embeddings"),
     "rope": ("token embeddings", "RoPE: cos(position × θᵢ)", "rotated token vectors"),
 }
 _VALUE_NAMES: Final = ("token", "position", "input")
@@ -84,11 +91,6 @@ def reduction_for(num_rows: int, emb_dim: int, *, max_cells: int = MAX_CELLS) ->
     return Reduction(emb_dim, step)
 
 
-def row_labels(token_texts: Sequence[str]) -> list[str]:
-    """``"position · token"`` for each row; positions make repeated tokens distinct."""
-    return [f"{position} · {for_plotly(text)}" for position, text in enumerate(token_texts)]
-
-
 def _hovertemplate(index: int, three_way: bool, scheme: Scheme) -> str:
     where = "position · token: %{y}<br>dimension: %{x}<br>"
     names = _ROPE_VALUE_NAMES if scheme == "rope" else _VALUE_NAMES
@@ -112,12 +114,18 @@ def embeddings_figure(
     window: WindowEmbeddings,
     *,
     lecture: bool = False,
+    panels: int = 3,
+    stacked: bool = False,
     max_cells: int = MAX_CELLS,
     hover_cells: int = HOVER_CELLS,
 ) -> go.Figure:
     """One figure, three heatmaps: token, positional and input embeddings of ``window``.
 
     Rows are labelled with the window's own ``token_texts``.
+    ``panels`` draws only the first 1, 2 or 3 panels (lecture mode's steps; the colour scale
+    stays the one of all three, so colours do not shift between steps). ``stacked`` puts the
+    panels one under the other, each the full width, for phones. ``lecture`` uses projector
+    type sizes (every label at least 20 px).
 
     >>> import torch
     >>> from posviz.embeddings import SeededEmbeddings
@@ -125,7 +133,11 @@ def embeddings_figure(
     >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 5], context_length=4)
     >>> [trace.type for trace in embeddings_figure(w).data]
     ['heatmap', 'heatmap', 'heatmap']
+    >>> len(embeddings_figure(w, panels=1).data)
+    1
     """
+    if not 1 <= panels <= 3:
+        raise ValueError(f"panels must be 1, 2 or 3, got {panels}")
     matrices = [
         window.token_embeddings.numpy(),
         window.pos_embeddings.numpy(),
@@ -134,7 +146,7 @@ def embeddings_figure(
     num_rows = len(window.token_ids)
     reduction = reduction_for(num_rows, window.emb_dim, max_cells=max_cells)
     columns = np.asarray(reduction.columns)
-    shown = [np.ascontiguousarray(m[:, columns], dtype=np.float32) for m in matrices]
+    shown = [np.ascontiguousarray(m[:, columns], dtype=np.float32) for m in matrices]  # [n, k]
     labels = row_labels(window.token_texts)
     three_way = num_rows * len(columns) <= hover_cells
     customdata = None
@@ -148,8 +160,32 @@ def embeddings_figure(
     own_axis = window.scheme == "rope"
     on_shared_axis = [m for index, m in enumerate(shown) if not (own_axis and index == 1)]
     limit = float(max(np.abs(m).max() for m in on_shared_axis)) if num_rows else 1.0
-    font_size = 22 if lecture else 14
-    titles: tuple[str, ...] = PANEL_TITLES[window.scheme]
+    colorbars = [Colorbar("coloraxis", -limit, limit, "value")]
+    if own_axis and panels >= 2:
+        colorbars.append(Colorbar("coloraxis2", -1.0, 1.0, "cos", under_panel=1))
+    sizes = type_sizes(lecture=lecture)
+    titles = PANEL_TITLES[window.scheme][:panels]
+    note = f"<br><sup>{reduction.note}</sup>" if reduction.note else ""
+    if stacked:
+        panel_height = max(200, min(420, 22 * num_rows))
+    else:
+        panel_height = max(360, min(720, (30 if lecture else 24) * num_rows))
+    grid = three_panels(
+        titles=titles,
+        note=note,
+        token_texts=window.token_texts,
+        x_axis={
+            "title": {"text": "dimension", "standoff": 4},
+            "tickfont": {"size": sizes.tick},
+            "nticks": 6,
+            "automargin": False,
+        },
+        colorbars=colorbars,
+        lecture=lecture,
+        stacked=stacked,
+        panel_height=panel_height,
+        x_tick_height=sizes.tick * 1.5 + sizes.text * 1.5 + 10,
+    )
     traces: list[dict[str, object]] = [
         {
             "type": "heatmap",
@@ -159,77 +195,20 @@ def embeddings_figure(
             "coloraxis": "coloraxis2" if own_axis and index == 1 else "coloraxis",
             **({} if customdata is None else {"customdata": customdata}),
             "hovertemplate": _hovertemplate(index, three_way, window.scheme),
-            "xaxis": "x" if index == 0 else f"x{index + 1}",
-            "yaxis": "y",
-            "name": titles[index],
+            "xaxis": x_axis,
+            "yaxis": y_axis,
+            "name": PANEL_TITLES[window.scheme][index].replace("<br>", " "),
         }
-        for index, z in enumerate(shown)
+        for index, (z, (x_axis, y_axis)) in enumerate(zip(shown, grid.axes, strict=False))
     ]
-    gap = 0.03
-    width = (1 - 2 * gap) / 3
-    if lecture:  # large type: long titles take two lines
-        titles = tuple(title.replace(" (", "<br>(").replace(" = ", "<br>= ") for title in titles)
-    note = f"<br><sup>{reduction.note}</sup>" if reduction.note else ""
-    layout: dict[str, object] = {
-        "coloraxis": {
-            "colorscale": _COLORSCALE_STEPS,
-            "cmid": 0.0,
-            "cmin": -limit,
-            "cmax": limit,
-            "colorbar": {"title": {"text": "value"}, "thickness": 18},
-        },
-        **({"coloraxis2": _cos_axis(width + gap, width)} if own_axis else {}),
-        "yaxis": position_axis(labels, font_size=font_size),
-        "font": {"size": font_size},
-        "margin": {
-            "t": (90 if note else 70) + (40 if lecture else 0),
-            "b": 130 if own_axis else 60,
-            "l": 10,
-            "r": 10,
-        },
-        "height": max(480, min(900, 160 + 26 * num_rows)) + (160 if lecture else 0),
-        "annotations": [],
-        "hovermode": "closest",
-        "hoverlabel": {"font": {"size": font_size}},
-        "plot_bgcolor": "#f4f4f4",
-    }
-    for index in range(3):
-        start = index * (width + gap)
-        axis = "xaxis" if index == 0 else f"xaxis{index + 1}"
-        layout[axis] = {
-            "domain": [start, start + width],
-            "title": {"text": "dimension", "standoff": 12},
-            "anchor": "y",
-            **({} if index == 0 else {"matches": "x"}),
-        }
-        layout["annotations"].append(  # type: ignore[attr-defined]
-            panel_title(titles[index], note=note, x=start + width / 2, font_size=font_size + 2)
-        )
+    layout = grid.layout
     # Every property above is built here from typed values, so plotly's per-property
     # validation is skipped: it took half of a rerun at the default sizes (12 of 25 ms) and
     # walked every row label at T=1024. The JSON is the same as with validation.
     return go.Figure(data=traces, layout=layout, _validate=False)
 
 
-def _cos_axis(start: float, width: float) -> dict[str, object]:
-    """RoPE's cos(position × θ) axis: fixed to [-1, 1], its colour bar under the middle panel."""
-    return {
-        "colorscale": _COLORSCALE_STEPS,
-        "cmin": -1.0,
-        "cmid": 0.0,
-        "cmax": 1.0,
-        "colorbar": {
-            "title": {"text": "cos", "side": "right"},
-            "orientation": "h",
-            "x": start + width / 2,
-            "xanchor": "center",
-            "len": width,
-            "lenmode": "fraction",
-            "y": -0.18,
-            "yanchor": "top",
-            "thickness": 14,
-        },
-    }
+# --- kept for posviz.similarity until its figure moves onto posviz._layout ----------------
 
 
 def tick_subset(labels: list[str], max_ticks: int = MAX_TICKS) -> dict[str, object]:
@@ -253,8 +232,7 @@ def position_axis(labels: list[str], *, font_size: int) -> dict[str, object]:
 
 
 def panel_title(title: str, *, note: str, x: float, font_size: int) -> dict[str, object]:
-    """A bold ``title`` (posviz's own words) and a small ``note`` centred above the panel
-    whose middle is at paper coordinate ``x``."""
+    """A bold ``title`` and a small ``note`` centred above the panel centred at ``x``."""
     return {
         "text": f"<b>{title}</b>{note}",
         "x": x,

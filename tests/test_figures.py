@@ -282,3 +282,32 @@ def test_figure_built_without_validation_is_valid_plotly(
     figure = embeddings_figure(window, lecture=lecture)
     validated = go.Figure(figure.to_dict())  # raises on any invalid property
     assert shipped(validated) == shipped(figure)
+
+
+@pytest.mark.parametrize("panels", [1, 2])
+def test_lecture_steps_draw_only_the_panels_shown(panels: int) -> None:
+    """Hidden panels are not drawn as empty axes; colours keep the scale of all three."""
+    window = random_window(4, 6, seed=9)
+    full = embeddings_figure(window)
+    figure = embeddings_figure(window, panels=panels)
+    assert len(figure.data) == panels
+    assert len(figure.layout.annotations) == panels
+    axes = [key for key in figure.to_dict()["layout"] if key.startswith("xaxis")]
+    assert len(axes) == panels
+    assert figure.layout.coloraxis.cmax == full.layout.coloraxis.cmax
+    for trace, expected in zip(figure.data, matrices(window), strict=False):
+        np.testing.assert_array_equal(np.asarray(trace.z), expected)
+    with pytest.raises(ValueError, match="panels"):
+        embeddings_figure(window, panels=4)
+
+
+def test_stacked_figure_gives_each_panel_its_own_full_width_row() -> None:
+    texts = ["A", "␣rose", "␣is", "␣a", "␣rose"]
+    figure = embeddings_figure(random_window(5, 8, token_texts=texts), stacked=True)
+    layout = figure.layout
+    assert [(t.xaxis, t.yaxis) for t in figure.data] == [("x", "y"), ("x2", "y2"), ("x3", "y3")]
+    tops = [layout[name].domain for name in ("yaxis", "yaxis2", "yaxis3")]
+    assert tops[0][0] > tops[1][1] and tops[1][0] > tops[2][1]
+    assert all(layout[name].domain == (0.0, 1.0) for name in ("xaxis", "xaxis2", "xaxis3"))
+    labels = [f"{p} · {t}" for p, t in enumerate(texts)]
+    assert all(list(layout[name].tickvals) == labels for name in ("yaxis", "yaxis2", "yaxis3"))

@@ -1,0 +1,375 @@
+"""The layout both three-panel figures share (embeddings and similarity): where the panels go,
+their titles, the position axis, the colour bars, type sizes and margins.
+
+Two arrangements:
+
+* side by side (``stacked=False``): the panels in one row sharing the position axis on the
+  left, the colour bar on the right: screens from 1024 px wide up, and projectors;
+* stacked (``stacked=True``): one panel under the other, each the full width with its own
+  position labels: phones. Plotly lays a figure out once for the size it is given and the
+  server is not told the window's width, so the app chooses (see ``app.py``).
+
+Margins are computed here, not by Plotly's ``automargin``: automargin measures every tick
+label in the browser and then lays the whole figure out again, which was about half of
+plotly.js's drawing time for posviz's figures. posviz knows its labels, so it estimates their
+width generously from their characters, shortens long tokens in the tick labels (hover keeps
+them whole), and leaves room for the colour bars so that Plotly never has to push a margin.
+
+>>> wrap_title("positional embeddings<br>(learned)", width=150, font_size=17)
+'positional<br>embeddings<br>(learned)'
+>>> wrap_title("positional embeddings<br>(learned)", width=250, font_size=17)
+'positional embeddings<br>(learned)'
+>>> short_label(3, "␣indivisibility")
+'3 · ␣indivisibi…'
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import plotly.graph_objects as go
+
+from posviz.token_text import for_plotly
+
+COLORSCALE: Final = "RdBu_r"  # ColorBrewer RdBu: diverging, colour-blind safe; red = positive
+# COLORSCALE as the [position, colour] steps plotly's validation would expand it to (once).
+COLORSCALE_STEPS: Final = tuple(
+    tuple(step) for step in go.layout.Coloraxis(colorscale=COLORSCALE).colorscale
+)
+TICK_CHARS: Final = 12  # token characters in a tick label; hover shows the whole token
+PLOT_BACKGROUND: Final = "#f4f4f4"  # light grey: an all-zero panel is not mistaken for empty
+
+
+@dataclass(frozen=True)
+class TypeSizes:
+    """Font sizes in CSS px."""
+
+    text: int  # axis titles, colour-bar ticks, hover labels
+    tick: int  # tick labels
+    title: int  # panel titles (bold)
+
+
+# Projector rule (issue 9): in lecture mode everything a student reads is at least 20 px.
+NORMAL_TYPE: Final = TypeSizes(text=15, tick=15, title=17)
+LECTURE_TYPE: Final = TypeSizes(text=22, tick=20, title=24)
+
+
+@dataclass(frozen=True)
+class Room:
+    """The smallest panel posviz promises to lay out without collisions, in px.
+
+    Side by side, the narrowest panel is a third of the chart in a 1024-px window with the
+    sidebar open (about 560 px of chart, less the position labels); in lecture mode the
+    sidebar is closed but the type is larger. The height is what a panel keeps when the chart
+    follows a 1280 x 800 window in lecture mode.
+    """
+
+    panel_width: float
+    panel_height: float
+
+
+NORMAL_ROOM: Final = Room(panel_width=120, panel_height=360)
+LECTURE_ROOM: Final = Room(panel_width=200, panel_height=300)
+STACKED_WIDTH: Final = 300  # a 390-px phone less the page's padding and the labels
+
+
+def type_sizes(*, lecture: bool) -> TypeSizes:
+    return LECTURE_TYPE if lecture else NORMAL_TYPE
+
+
+def room(*, lecture: bool) -> Room:
+    return LECTURE_ROOM if lecture else NORMAL_ROOM
+
+
+def text_width(text: str, font_size: float, *, bold: bool = False) -> float:
+    """A generous estimate of ``text``'s rendered width in px (``text`` not escaped).
+
+    Wide East Asian characters and emoji count one em; everything else 0.62 em (0.66 bold),
+    a little more than the widest Latin text in the sans-serif fonts Plotly falls back to.
+
+    >>> text_width("abc", 10)
+    18.6
+    """
+    em = sum(1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.0 for ch in text)
+    narrow = len(text) - em
+    return round((em + narrow * (0.66 if bold else 0.62)) * font_size, 2)
+
+
+def wrap_title(title: str, *, width: float, font_size: int) -> str:
+    """``title`` (posviz's own words) word-wrapped with ``<br>`` into lines of at most
+    ``width`` px; a single word longer than that keeps its own line. A ``<br>`` already in
+    ``title`` marks where a break reads best, and is kept."""
+    lines: list[str] = []
+    for part in title.split("<br>"):
+        start = len(lines)
+        for word in part.split(" "):
+            candidate = f"{lines[-1]} {word}" if len(lines) > start else word
+            if len(lines) > start and text_width(candidate, font_size, bold=True) <= width:
+                lines[-1] = candidate
+            else:
+                lines.append(word)
+    return "<br>".join(lines)
+
+
+def short_label(position: int, text: str, max_chars: int = TICK_CHARS) -> str:
+    """``"position · token"`` for a tick, the token cut to ``max_chars`` characters (not
+    escaped)."""
+    if len(text) > max_chars:
+        text = text[: max_chars - 1] + "…"
+    return f"{position} · {text}"
+
+
+def row_labels(token_texts: Sequence[str]) -> list[str]:
+    """``"position · token"`` for each row, escaped for Plotly; positions make repeated
+    tokens distinct. These are the rows' category names, shown whole in hover."""
+    return [f"{position} · {for_plotly(text)}" for position, text in enumerate(token_texts)]
+
+
+@dataclass(frozen=True)
+class PositionTicks:
+    """Which rows of a position axis are labelled, and with what (escaped) text."""
+
+    values: list[str]  # category names (row_labels) of the labelled rows
+    texts: list[str]  # their short labels
+    width: float  # px of the widest short label
+
+
+def position_ticks(token_texts: Sequence[str], *, font_size: int, length: float) -> PositionTicks:
+    """Label evenly spaced rows so that labels ``1.3 * font_size`` px apart fit ``length``
+    px of axis; every row keeps its hover."""
+    categories = row_labels(token_texts)
+    max_ticks = max(1, int(length // (1.3 * font_size)))
+    step = max(1, math.ceil(len(categories) / max_ticks))
+    chosen = range(0, len(categories), step)
+    shorts = [short_label(position, token_texts[position]) for position in chosen]
+    width = max((text_width(label, font_size) for label in shorts), default=0.0)
+    return PositionTicks(
+        values=[categories[position] for position in chosen],
+        texts=[for_plotly(label) for label in shorts],
+        width=width,
+    )
+
+
+def position_axis(ticks: PositionTicks, *, font_size: int, title: str | None) -> dict[str, object]:
+    """A position axis: position 0 at the top, the chosen rows labelled."""
+    axis: dict[str, object] = {
+        "autorange": "reversed",
+        "type": "category",
+        "tickmode": "array",
+        "tickvals": ticks.values,
+        "ticktext": ticks.texts,
+        "tickfont": {"size": font_size},
+        "automargin": False,
+    }
+    if title is not None:
+        axis["title"] = {"text": title, "standoff": 6}
+    return axis
+
+
+def panel_title(title: str, *, note: str, x: float, y: float, font_size: int) -> dict[str, object]:
+    """A bold ``title`` (posviz's own words, may hold ``<br>``) and a small ``note`` centred
+    above the panel whose middle is at paper coordinate ``x`` and whose top is at ``y``."""
+    return {
+        "text": f"<b>{title}</b>{note}",
+        "x": x,
+        "y": y,
+        "xref": "paper",
+        "yref": "paper",
+        "xanchor": "center",
+        "yanchor": "bottom",
+        "yshift": 6,
+        "showarrow": False,
+        "font": {"size": font_size},
+    }
+
+
+def title_height(title: str, note: str, sizes: TypeSizes) -> float:
+    """px a panel title takes: its lines, its note line and a little air."""
+    lines = title.count("<br>") + 1
+    return lines * sizes.title * 1.3 + (sizes.text * 1.3 if note else 0) + 10
+
+
+@dataclass(frozen=True)
+class Colorbar:
+    """One colour axis: its name in the layout, range, title and the panel it sits under
+    (horizontal bar) or ``None`` for the vertical bar at the right of the figure."""
+
+    name: str  # "coloraxis" or "coloraxis2"
+    cmin: float
+    cmax: float
+    title: str
+    under_panel: int | None = None
+
+
+@dataclass(frozen=True)
+class PanelLayout:
+    """A figure's layout and, for each drawn panel, the axes its heatmap uses."""
+
+    layout: dict[str, object]
+    axes: list[tuple[str, str]]  # ("x2", "y2") ...
+
+
+COLORBAR_HEIGHT: Final = 110  # px under a panel for a horizontal bar, its ticks and title
+
+
+def three_panels(
+    *,
+    titles: Sequence[str],
+    note: str,
+    token_texts: Sequence[str],
+    x_axis: dict[str, object],
+    colorbars: Sequence[Colorbar],
+    lecture: bool,
+    stacked: bool,
+    panel_height: float,
+    x_tick_height: float,
+    square: bool = False,
+) -> PanelLayout:
+    """The layout of ``len(titles)`` panels (1 to 3) over the rows ``token_texts``.
+
+    ``x_axis`` holds the settings every panel's horizontal axis shares; ``x_tick_height`` is
+    the px its tick labels and title need under a panel. Side by side the figure is
+    ``panel_height`` px of plot plus margins; stacked, each panel is ``panel_height`` px (or
+    as tall as wide, ``square``, for a 300-px phone panel).
+    """
+    sizes = type_sizes(lecture=lecture)
+    count = len(titles)
+    if not 1 <= count <= 3:
+        raise ValueError(f"a figure has 1 to 3 panels, got {count}")
+    if stacked:
+        panel_height = STACKED_WIDTH if square else panel_height
+        width = float(STACKED_WIDTH)
+    else:
+        width = room(lecture=lecture).panel_width * 3 / count
+    wrapped = [wrap_title(title, width=width, font_size=sizes.title) for title in titles]
+    title_px = max(title_height(title, note, sizes) for title in wrapped)
+    # Side by side the page may give the chart less height than asked (lecture mode follows
+    # the window): label as many rows as the smallest panel has room for.
+    length = panel_height if stacked else min(panel_height, room(lecture=lecture).panel_height)
+    ticks = position_ticks(token_texts, font_size=sizes.tick, length=length)
+    left = ticks.width + 8 + sizes.text * 1.6  # labels, their pad, the rotated axis title
+    vertical = [bar for bar in colorbars if bar.under_panel is None or stacked]
+    horizontal = [bar for bar in colorbars if bar not in vertical]
+    right = 16 + (sizes.text * 3 + 36 if vertical and not stacked else 0)  # bar, pad, ticks
+    layout: dict[str, object] = {
+        "font": {"size": sizes.text},
+        "hovermode": "closest",
+        "hoverlabel": {"font": {"size": sizes.text}},
+        "plot_bgcolor": PLOT_BACKGROUND,
+        "annotations": [],
+    }
+    axes: list[tuple[str, str]] = []
+    if stacked:
+        # px from the top of the plot area: panel, its tick band, the next title band...
+        band = title_px
+        below = x_tick_height
+        plot_height = count * panel_height + (count - 1) * (below + band)
+        bottom_bars = COLORBAR_HEIGHT * len(vertical)
+        height = round(title_px + plot_height + below + bottom_bars)
+        for index in range(count):
+            top = index * (panel_height + below + band)
+            low = 1 - (top + panel_height) / plot_height
+            high = 1 - top / plot_height
+            x_name, y_name = _axis_names(index)
+            x_ref, y_ref = x_name.replace("axis", ""), y_name.replace("axis", "")
+            axes.append((x_ref, y_ref))
+            layout[x_name] = {
+                **x_axis,
+                "domain": [0.0, 1.0],
+                "anchor": y_ref,
+                **({} if index == 0 else {"matches": "x"}),
+            }
+            layout[y_name] = {
+                **position_axis(ticks, font_size=sizes.tick, title=None),
+                "domain": [max(low, 0.0), min(high, 1.0)],
+                "anchor": x_ref,
+                **({} if index == 0 else {"matches": "y"}),
+            }
+            layout["annotations"].append(  # type: ignore[attr-defined]
+                panel_title(wrapped[index], note=note, x=0.5, y=high, font_size=sizes.title)
+            )
+        for order, bar in enumerate(reversed(vertical)):
+            lift = order * COLORBAR_HEIGHT + sizes.text * 1.4 + 8  # px: its tick labels below
+            layout[bar.name] = _colorbar_axis(bar, sizes, x=(0.0, 1.0), y=lift / height)
+        margin = {"t": title_px, "b": below + bottom_bars, "l": left, "r": 16}
+        layout["height"] = height
+    else:
+        gap = 0.04
+        span = (1 - gap * (count - 1)) / count
+        for index in range(count):
+            start = index * (span + gap)
+            x_name, y_name = _axis_names(index)
+            axes.append((x_name.replace("axis", ""), "y"))
+            layout[x_name] = {
+                **x_axis,
+                "domain": [start, start + span],
+                "anchor": "y",
+                **({} if index == 0 else {"matches": "x"}),
+            }
+            layout["annotations"].append(  # type: ignore[attr-defined]
+                panel_title(
+                    wrapped[index], note=note, x=start + span / 2, y=1.0, font_size=sizes.title
+                )
+            )
+        layout["yaxis"] = {
+            **position_axis(ticks, font_size=sizes.tick, title="position · token"),
+            "domain": [0.0, 1.0],
+        }
+        for bar in vertical:
+            layout[bar.name] = _colorbar_axis(bar, sizes, x=None, y=None)
+        bottom = x_tick_height + (COLORBAR_HEIGHT if horizontal else 0)
+        height = round(panel_height + title_px + bottom)
+        for bar in horizontal:
+            index = bar.under_panel or 0
+            start = index * (span + gap)
+            # A fraction of the figure's height: when the page makes the chart taller or
+            # shorter, the gap under the bar scales with it and its tick labels keep room.
+            lift = (sizes.text * 1.4 + 8) / height
+            layout[bar.name] = _colorbar_axis(bar, sizes, x=(start, start + span), y=lift)
+        margin = {"t": title_px, "b": bottom, "l": left, "r": right}
+        layout["height"] = height
+    layout["margin"] = {side: round(value) for side, value in margin.items()}
+    return PanelLayout(layout=layout, axes=axes)
+
+
+def _axis_names(index: int) -> tuple[str, str]:
+    suffix = "" if index == 0 else str(index + 1)
+    return f"xaxis{suffix}", f"yaxis{suffix}"
+
+
+def _colorbar_axis(
+    bar: Colorbar, sizes: TypeSizes, *, x: tuple[float, float] | None, y: float | None
+) -> dict[str, object]:
+    """A colour axis on posviz's diverging scale; vertical at the right unless ``x`` (its
+    span, as a fraction of the plot's width) and ``y`` (its bottom, as a fraction of the
+    figure's height from the bottom) place it horizontally under the plot: measured from the
+    figure's edge, it stays under the tick labels whatever height the page gives the chart."""
+    colorbar: dict[str, object] = {
+        "title": {"text": bar.title, "font": {"size": sizes.text}},
+        "tickfont": {"size": sizes.text},
+        "thickness": 16,
+    }
+    if x is not None and y is not None:
+        colorbar |= {
+            "orientation": "h",
+            "x": (x[0] + x[1]) / 2,
+            "xanchor": "center",
+            "len": x[1] - x[0],
+            "lenmode": "fraction",
+            "y": y,
+            "yref": "container",
+            "yanchor": "bottom",
+            "ypad": 0,
+            "title": {"text": bar.title, "side": "top", "font": {"size": sizes.text}},
+        }
+    return {
+        "colorscale": COLORSCALE_STEPS,
+        "cmid": 0.0,
+        "cmin": bar.cmin,
+        "cmax": bar.cmax,
+        "colorbar": colorbar,
+    }

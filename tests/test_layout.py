@@ -1,0 +1,128 @@
+"""posviz._layout: the layout both three-panel figures share, tested as numbers.
+
+Widths are checked against the rule they promise (lines no wider than asked, ticks no closer
+than their font allows, panels that do not overlap), with expected values computed here.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+
+import pytest
+
+from posviz._layout import (
+    LECTURE_TYPE,
+    NORMAL_TYPE,
+    Colorbar,
+    position_ticks,
+    short_label,
+    text_width,
+    three_panels,
+    wrap_title,
+)
+
+TITLES = ("token embeddings", "positional embeddings<br>(learned)", "input embeddings<br>= sum")
+ROSE = ["A", "␣rose", "␣is", "␣a", "␣rose", "␣is", "␣a", "␣rose", "."]
+
+
+def test_text_width_counts_wide_characters_as_one_em() -> None:
+    assert text_width("", 20) == 0
+    assert text_width("ab", 10) == pytest.approx(2 * 0.62 * 10)
+    assert text_width("漢字", 10) == pytest.approx(20)
+    assert text_width("ab", 10, bold=True) > text_width("ab", 10)
+
+
+@pytest.mark.parametrize("width", [60, 120, 200, 400])
+def test_wrapped_title_lines_fit_unless_a_single_word_is_wider(width: int) -> None:
+    for title in TITLES:
+        lines = wrap_title(title, width=width, font_size=17).split("<br>")
+        assert " ".join(lines) == title.replace("<br>", " "), "no word lost or split"
+        for line in lines:
+            assert text_width(line, 17, bold=True) <= width or " " not in line, line
+
+
+def test_wrap_keeps_a_break_posviz_wrote() -> None:
+    assert wrap_title("input embeddings<br>= sum", width=1000, font_size=17) == (
+        "input embeddings<br>= sum"
+    )
+
+
+def test_short_labels_cut_long_tokens_and_keep_short_ones() -> None:
+    assert short_label(7, "␣rose") == "7 · ␣rose"
+    long = "x" * 40
+    label = short_label(12, long, max_chars=10)
+    assert label == "12 · " + "x" * 9 + "…"
+
+
+@pytest.mark.parametrize("rows", [1, 9, 64, 1024])
+@pytest.mark.parametrize("length", [200, 600])
+def test_position_ticks_are_spaced_for_their_font(rows: int, length: int) -> None:
+    texts = [f"<t{i}>" for i in range(rows)]
+    ticks = position_ticks(texts, font_size=20, length=length)
+    positions = [int(html.unescape(value).split(" · ")[0]) for value in ticks.values]
+    assert positions[0] == 0
+    assert len(positions) * 20 * 1.3 <= max(length, 26), "labels closer than 1.3 lines"
+    assert len(set(itertools.starmap(lambda a, b: b - a, itertools.pairwise(positions)))) <= 1
+    for value, text in zip(ticks.values, ticks.texts, strict=True):
+        assert "<" not in value and "<" not in text, "labels are escaped for plotly"
+        assert html.unescape(text).startswith(html.unescape(value).split(" · ")[0] + " · ")
+
+
+def _layout(*, count: int = 3, stacked: bool = False, lecture: bool = False) -> dict[str, object]:
+    return three_panels(
+        titles=TITLES[:count],
+        note="",
+        token_texts=ROSE,
+        x_axis={"title": {"text": "dimension"}},
+        colorbars=[Colorbar("coloraxis", -2.0, 2.0, "value")],
+        lecture=lecture,
+        stacked=stacked,
+        panel_height=300,
+        x_tick_height=50,
+    ).layout
+
+
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_side_by_side_panels_do_not_overlap_and_share_the_position_axis(count: int) -> None:
+    layout = _layout(count=count)
+    domains = [layout["xaxis" if i == 0 else f"xaxis{i + 1}"]["domain"] for i in range(count)]
+    assert domains[0][0] == 0 and domains[-1][1] == pytest.approx(1)
+    assert all(left[1] < right[0] for left, right in itertools.pairwise(domains))
+    assert "yaxis2" not in layout and layout["yaxis"]["autorange"] == "reversed"
+    assert len(layout["annotations"]) == count
+    assert f"xaxis{count + 1}" not in layout, "no empty axes for panels not drawn"
+
+
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_stacked_panels_are_full_width_one_under_the_other(count: int) -> None:
+    layout = _layout(count=count, stacked=True)
+    names = ["" if i == 0 else str(i + 1) for i in range(count)]
+    y_domains = [layout[f"yaxis{name}"]["domain"] for name in names]
+    assert all(layout[f"xaxis{name}"]["domain"] == [0.0, 1.0] for name in names)
+    assert all(upper[0] > lower[1] for upper, lower in itertools.pairwise(y_domains))
+    assert [a["y"] for a in layout["annotations"]] == [d[1] for d in y_domains]
+    bar = layout["coloraxis"]["colorbar"]
+    assert bar["orientation"] == "h", "the colour bar goes under the panels on a phone"
+
+
+def test_margins_are_computed_not_measured_by_plotly() -> None:
+    for lecture, stacked in itertools.product([False, True], repeat=2):
+        layout = _layout(lecture=lecture, stacked=stacked)
+        axes = [value for key, value in layout.items() if key[1:5] == "axis"]
+        assert all(axis.get("automargin") is not True for axis in axes)
+        sizes = LECTURE_TYPE if lecture else NORMAL_TYPE
+        widest = max(text_width(short_label(i, t), sizes.tick) for i, t in enumerate(ROSE))
+        assert layout["margin"]["l"] >= widest, "room for the widest position label"
+
+
+def test_lecture_type_is_projector_sized() -> None:
+    layout = _layout(lecture=True)
+    assert layout["font"]["size"] >= 20
+    assert layout["yaxis"]["tickfont"]["size"] >= 20
+    assert all(a["font"]["size"] >= 20 for a in layout["annotations"])
+
+
+def test_panel_count_outside_one_to_three_is_refused() -> None:
+    with pytest.raises(ValueError, match="1 to 3"):
+        _layout(count=0)
