@@ -18,7 +18,6 @@ Payload rules (a rerun must stay under 1.5 MB of figure JSON):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
