@@ -35,6 +35,7 @@ from posviz.config import (
     MAX_TEXT_CHARS,
     SEED_RANGE,
     WEIGHTS,
+    Scheme,
     Settings,
     SettingsError,
     for_weights,
@@ -43,7 +44,7 @@ from posviz.config import (
 )
 from posviz.embeddings import SeededEmbeddings, TorchFillError
 from posviz.export import figure_html, matrices_csv, matrices_npy
-from posviz.figures import embeddings_figure
+from posviz.figures import embeddings_figure, similarity_figure
 from posviz.gpt2_lesson import (
     EMB_DIM_FIXED,
     FALLBACK,
@@ -57,29 +58,56 @@ from posviz.gpt2_lesson import (
     neighbour_sentence,
     source_caption,
 )
-from posviz.lecture import STEPS, reveal_panels
+from posviz.lecture import STEPS, step_text
 from posviz.lesson_text import (
+    ORDER_NOTES,
     POSITION_PANEL_NOTES,
     SCHEME_LABELS,
     SCHEME_NOTES,
     repeat_sentence,
+    shape_labels,
 )
-from posviz.pipeline import EmbeddingTables, WindowEmbeddings, shapes
+from posviz.pipeline import EmbeddingTables, WindowEmbeddings
 from posviz.presets import PRESETS, matching_preset
 from posviz.pretrained import Gpt2Embeddings, Gpt2Store, Gpt2Unavailable
-from posviz.query import query_from_settings, read_link
-from posviz.similarity import (
-    cosine_similarity,
-    first_repeat,
-    neighbour_similarity,
-    similarity_figure,
-)
+from posviz.query import query_from_settings, read_link, text_fits_in_link
+from posviz.similarity import cosine_similarity, first_repeat, neighbour_similarity
 from posviz.token_text import for_markdown, readable
 from posviz.tokenizer import TokenizerDataError, token_texts
 from posviz.view import TablesFor, View, build_view
 
 CUSTOM = "Your own text"
 WORD_ORDER = "Word order"  # the compare tab
+CHIPS_SHOWN = 64  # token chips before "and N more" (lecture mode: 24, they are larger)
+LECTURE_CHIPS_SHOWN = 24
+# One static style block, the only HTML posviz sends; it holds no user text and
+# tests/test_faults.py allows this one constant and nothing else. Streamlit 1.67 has no option
+# for what it does:
+# * a chart that follows the window's height: st.plotly_chart(height="stretch") fills a
+#   container of fixed pixel height, and nothing in Streamlit is relative to the window; here
+#   lecture mode's stage is as tall as the window and the chart takes what its text leaves;
+# * type sizes per page: theme.baseFontSize is one size for every user and mode. Lecture mode
+#   needs Back/Next at least 48 px tall with 20-px text and everything a student reads at
+#   least 20 px; on screens from 1600 px wide captions, tabs and metric labels grow;
+# * st.button takes one shortcut: Back/Next carry PageUp/PageDown, and two buttons that only
+#   carry the arrow keys (what the other presentation clickers send) are not shown.
+PAGE_STYLE = """<style>
+[data-testid="stLayoutWrapper"]:has(> .st-key-lecture_stage) {
+  height: calc(100dvh - 5.5rem) !important; flex-basis: auto !important; }
+.st-key-lecture_stage [data-testid="stMarkdownContainer"] p,
+.st-key-lecture_stage [data-testid="stWidgetLabel"] p,
+.st-key-lecture_stage [data-testid="stSliderTickBarMin"],
+.st-key-lecture_stage [data-testid="stSliderTickBarMax"],
+.st-key-lecture_stage [data-testid="stSliderThumbValue"] { font-size: 1.375rem; }
+.st-key-lecture_stage .st-key-embeddings { min-height: 25rem; }
+.st-key-step_back button, .st-key-step_next button { min-height: 3.5rem; }
+.st-key-step_back button p, .st-key-step_next button p { font-size: 1.5rem; }
+.st-key-step_keys { display: none; }
+@media (min-width: 1600px) {
+  [data-testid="stCaptionContainer"], [data-testid="stMetricLabel"] p,
+  [data-testid="stTab"] p { font-size: 1.0625rem; }
+}
+</style>"""
 # posviz's tensors are small: torch's intra-op threads only add hand-offs, which cost 5-20 ms
 # per operation when the CPU is shared with other sessions (benchmarks/bench.py measures it).
 torch.set_num_threads(1)
@@ -180,6 +208,8 @@ def init_state() -> list[str]:
     st.session_state.update(widget_values(link.settings))
     st.session_state["lecture"] = link.lecture
     reset_step()
+    if link.step is not None:
+        st.session_state["step"] = link.step - 1  # links count steps from 1
     st.session_state["preset"] = matching_preset(link.settings) or CUSTOM
     if link.settings.compare_text:  # a link with a second text opens the compare tab
         st.session_state["view"] = WORD_ORDER
@@ -208,6 +238,13 @@ def explain(text: str) -> None:
 def mark_custom() -> None:
     """Any change by hand makes the view the user's own (the example menu says so)."""
     st.session_state["preset"] = CUSTOM
+
+
+@once_link_read
+def keep_example() -> None:
+    """A new scheme alone keeps the example: it is the same text under another scheme."""
+    shown = matching_preset(settings_from_widgets(st.session_state))
+    st.session_state["preset"] = shown or CUSTOM
 
 
 @once_link_read
@@ -243,7 +280,7 @@ def controls() -> Settings:
             list(SCHEME_LABELS),
             format_func=SCHEME_LABELS.__getitem__,
             key="scheme",
-            on_change=mark_custom,
+            on_change=keep_example,
             **fixed_by_gpt2(trained, SCHEME_FIXED),
         )
         st.text_area(
@@ -254,6 +291,7 @@ def controls() -> Settings:
             max_chars=MAX_TEXT_CHARS,
             help=f"Up to {MAX_TEXT_CHARS:,} characters. `<|endoftext|>` becomes token 50256.",
         )
+        link_note(st.session_state["text"])
         st.slider(
             "Context length T (rows of the positional table)",
             *CONTEXT_LENGTH_RANGE,
@@ -301,6 +339,25 @@ def fixed_by_gpt2(trained: bool, why: str) -> dict[str, object]:
     return {"disabled": trained, "help": why if trained else None}
 
 
+def link_note(text: str) -> None:
+    """Next to the text: say when the page's link cannot carry it, and offer the text file."""
+    if text_fits_in_link(text):
+        return
+    st.caption(
+        f"This text ({len(text):,} characters) is too long for the page's link: the link "
+        "keeps the other settings and tells whoever opens it that the text was left out. "
+        "Share the text as a file:"
+    )
+    st.download_button(
+        "Download the text (.txt)",
+        data=text.encode("utf-8"),
+        file_name="posviz_text.txt",
+        mime="text/plain",
+        key="download_text",
+        on_click="ignore",
+    )
+
+
 def window_picker(view: View) -> None:
     """The view's notices (a window the text does not have), and the window slider."""
     for notice in view.notices:
@@ -317,17 +374,35 @@ def window_picker(view: View) -> None:
         )
 
 
-def token_chips(view: View) -> None:
-    batch, window = view.batch, view.window
-    span = batch.window_span(window)
-    counts = Counter(batch.token_ids[span.start : span.stop])
-    lecture = bool(st.session_state.get("lecture"))
+def chips_markdown(view: View, start: int, stop: int, *, lecture: bool) -> str:
+    """Markdown for the token chips of positions ``start``..``stop - 1``; a token that repeats
+    in the window is orange."""
+    counts = Counter(view.token_ids)
     # Badges have a fixed small size; coloured backgrounds grow with the heading in lecture mode.
-    style, chips = ("background", ["###"]) if lecture else ("badge", [])
-    for offset, (token_id, text) in enumerate(zip(view.token_ids, view.token_texts, strict=True)):
+    style, chips = ("background", ["####"]) if lecture else ("badge", [])
+    for offset in range(start, stop):
+        token_id, text = view.token_ids[offset], view.token_texts[offset]
         colour = "orange" if counts[token_id] > 1 else "blue"
         chips.append(f":{colour}-{style}[{offset} · {for_markdown(text)} · {token_id}]")
-    st.markdown(" ".join(chips))
+    return " ".join(chips)
+
+
+def token_chips(view: View) -> None:
+    """The window's tokens as chips: the first screenful, the rest behind "and N more"."""
+    batch, window = view.batch, view.window
+    span = batch.window_span(window)
+    lecture = bool(st.session_state.get("lecture"))
+    shown = min(len(view.token_ids), LECTURE_CHIPS_SHOWN if lecture else CHIPS_SHOWN)
+    st.markdown(chips_markdown(view, 0, shown, lecture=lecture))
+    if shown < len(view.token_ids):
+        more = st.expander(
+            f"and {len(view.token_ids) - shown:,} more tokens", key="more_chips", on_change="rerun"
+        )
+        if more.open:  # built only when opened: a thousand chips are slow to draw
+            with more:
+                st.markdown(chips_markdown(view, shown, len(view.token_ids), lecture=False))
+    if lecture:
+        return  # the step's caption is the narration
     explain(
         f"Window {window} of the batch covers tokens {span.start}–{span.stop - 1} of "
         f"{len(batch.token_ids)} (positions 0–{len(span) - 1}). Orange: a token that repeats "
@@ -347,51 +422,59 @@ def token_chips(view: View) -> None:
         st.markdown(f"**Skipped:** the stride jumps over {batch.skipped} token(s) between windows.")
 
 
-def shapes_line(batch: Batch, emb_dim: int, context_length: int) -> None:
-    """The tensor shapes of section 2.8 for this text, as large numbers."""
-    shape = shapes(batch.shape, emb_dim, context_length)
-    used = batch.window_length
-    columns = st.columns(4)
-    columns[0].metric("inputs [B, T]", shape["inputs"])
-    columns[1].metric("token embeddings [B, T, d]", shape["token_embeddings"])
-    columns[2].metric(
-        "+ positional embeddings [T, d]",
-        shape["pos_embeddings"],
-        delta=f"rows 0–{used - 1} of the {shape['pos_table']} table"
-        if used < context_length
-        else None,
-        delta_color="off",
-        delta_arrow="off",
-    )
-    columns[3].metric("= input embeddings [B, T, d]", shape["input_embeddings"])
+def shapes_line(settings: Settings, batch: Batch) -> None:
+    """The tensor shapes of section 2.8 for this text, worded for the scheme: large numbers,
+    each as wide as it needs (never cut), wrapping onto a second row on narrow screens. In
+    lecture mode one line of text, to leave the window's height to the chart."""
+    labels = shape_labels(
+        settings.scheme, (batch.num_windows, batch.window_length), settings.emb_dim,
+        settings.context_length,
+    )  # fmt: skip
+    if st.session_state.get("lecture"):
+        st.markdown("  ".join(f"{s.label.rsplit(' [', 1)[0]} **{s.value}**" for s in labels))
+        return
+    with st.container(horizontal=True, gap="medium", key="shapes"):
+        for shape in labels:
+            st.metric(
+                shape.label,
+                shape.value,
+                delta=shape.note,
+                delta_color="off",
+                delta_arrow="off",
+                width="content",
+            )
 
 
-def lecture_steps() -> int:
-    """Back / Next buttons in lecture mode; returns the step index to show."""
-    step = int(st.session_state.get("step", len(STEPS) - 1))
+def current_step() -> int:
+    """The lecture step to show (outside lecture mode: the last, everything at once)."""
     if not st.session_state.get("lecture"):
         return len(STEPS) - 1
-    back, title, forward = st.columns([1, 6, 1], vertical_alignment="center")
+    return int(st.session_state.get("step", 0))
+
+
+def lecture_steps(scheme: Scheme) -> None:
+    """Back / Next with the step's title and caption. A presentation clicker sends PageDown /
+    PageUp or the arrow keys: Back and Next carry the first two, two unseen buttons the
+    others (Streamlit ignores them while a text box or slider has the keyboard)."""
+    step = current_step()
+    title, caption = step_text(step, scheme)
+    back, middle, forward = st.columns([5, 12, 5], vertical_alignment="center")
+    first, last = step == 0, step == len(STEPS) - 1
     back.button(
-        "◀ Back",
-        key="step_back",
-        on_click=move_step,
-        args=(-1,),
-        disabled=step == 0,
-        width="stretch",
-    )
+        "◀ Back", key="step_back", on_click=move_step, args=(-1,), disabled=first,
+        width="stretch", shortcut="PageUp",
+    )  # fmt: skip
     forward.button(
-        "Next ▶",
-        key="step_next",
-        type="primary",
-        on_click=move_step,
-        args=(1,),
-        disabled=step == len(STEPS) - 1,
-        width="stretch",
-    )
-    title.header(STEPS[step].title)
-    st.markdown(f"### {STEPS[step].caption}")
-    return step
+        "Next ▶", key="step_next", type="primary", on_click=move_step, args=(1,),
+        disabled=last, width="stretch", shortcut="PageDown",
+    )  # fmt: skip
+    with st.container(key="step_keys"):
+        st.button("←", key="step_back_arrow", on_click=move_step, args=(-1,),
+                  disabled=first, shortcut="Left")  # fmt: skip
+        st.button("→", key="step_next_arrow", on_click=move_step, args=(1,),
+                  disabled=last, shortcut="Right")  # fmt: skip
+    middle.header(title)
+    st.markdown(caption)
 
 
 @once_link_read
@@ -406,32 +489,48 @@ CHART_CONFIG = {
 }
 
 
-def show_chart(figure: go.Figure, *, key: str) -> None:
-    """A posviz figure as it was built (no Streamlit theme), with the chart toolbar's settings."""
-    st.plotly_chart(figure, key=key, theme=None, config=CHART_CONFIG)
+def show_chart(figure: go.Figure, *, key: str, fill: bool = False) -> None:
+    """A posviz figure as it was built (no Streamlit theme), with the chart toolbar's settings;
+    ``fill``: as tall as its container (lecture mode's stage), else the figure's own height."""
+    st.plotly_chart(
+        figure,
+        key=key,
+        theme=None,
+        config=CHART_CONFIG,
+        height="stretch" if fill else "content",
+    )
+
+
+def on_phone() -> bool:
+    """Whether the browser says it is a phone ("Mobi" in its User-Agent, as MDN advises).
+
+    Streamlit does not tell the server the window's width and a Plotly figure is laid out
+    once for the size it is given, so the phone's stacked panels are chosen here.
+    """
+    return "Mobi" in (st.context.headers.get("User-Agent") or "")
 
 
 def embeddings_view(settings: Settings, embeddings: WindowEmbeddings, step: int) -> None:
     lecture = bool(st.session_state.get("lecture"))
-    figure = embeddings_figure(embeddings, lecture=lecture)
-    if STEPS[step].panels < 3:
-        reveal_panels(figure, STEPS[step].panels)
-    show_chart(figure, key="embeddings")
+    figure = embeddings_figure(
+        embeddings, lecture=lecture, panels=STEPS[step].panels, stacked=on_phone()
+    )
+    show_chart(figure, key="embeddings", fill=lecture)  # lecture: the rest of the window
+    if lecture:
+        return
     if settings.weights == "gpt2":
         commit = gpt2_store().cached_commit() or "unknown"
         st.markdown(source_caption(commit, len(embeddings.token_ids)))
     else:
         st.markdown(SCHEME_NOTES[settings.scheme])
-    explain(
-        "Self-attention on its own is blind to order: a repeated token has the same token "
-        "vector wherever it stands (compare its rows in the left panel). Only the position "
-        "signal makes the rows of the right panel differ. Positions count from 0."
-    )
+    explain(ORDER_NOTES[settings.scheme])
 
 
 def similarity_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
     lecture = bool(st.session_state.get("lecture"))
-    show_chart(similarity_figure(embeddings, lecture=lecture), key="similarity")
+    show_chart(
+        similarity_figure(embeddings, lecture=lecture, stacked=on_phone()), key="similarity"
+    )
     repeat = first_repeat(embeddings)
     if repeat is None:
         st.info(
@@ -561,6 +660,22 @@ def download_view(embeddings: WindowEmbeddings) -> None:
     )
 
 
+def lecture_stage(view: View) -> None:
+    """Lecture mode: one step on one screen, the chart filling what the text leaves."""
+    step = current_step()
+    settings, embeddings = view.settings, view.embeddings
+    with st.container(key="lecture_stage", height=720, border=False):  # PAGE_STYLE: window
+        lecture_steps(settings.scheme)
+        window_picker(view)
+        if STEPS[step].show_ids:
+            token_chips(view)
+        else:
+            st.markdown(f"## {for_markdown(readable(settings.text[:400]))}")
+        if STEPS[step].panels and embeddings is not None:
+            shapes_line(settings, view.batch)
+            embeddings_view(settings, embeddings, step)
+
+
 def window_views(view: View, step: int, tables: TablesFor) -> None:
     settings, embeddings = view.settings, view.embeddings
     if STEPS[step].show_ids:
@@ -569,7 +684,7 @@ def window_views(view: View, step: int, tables: TablesFor) -> None:
         st.markdown(f"## {for_markdown(readable(settings.text[:400]))}")
     if STEPS[step].panels == 0 or embeddings is None:
         return
-    shapes_line(view.batch, settings.emb_dim, settings.context_length)
+    shapes_line(settings, view.batch)
     tabs = st.tabs(
         ["Embeddings", "Similarity", WORD_ORDER, "Show the code", "Download"],
         key="view",
@@ -593,14 +708,22 @@ def window_views(view: View, step: int, tables: TablesFor) -> None:
 
 
 def main() -> None:
-    st.set_page_config(page_title="posviz: positional embeddings", page_icon="➕", layout="wide")
     notices = init_state()
-    st.title("Token + position = input embeddings")
-    st.caption(
-        f"[Section 2.8]({BOOK_CH02_NOTEBOOK_URL}) of *Build a Large Language Model (From "
-        "Scratch)*: GPT-2's tokenizer, "
-        "`torch.manual_seed(seed)`, `nn.Embedding(50257, d)` and `nn.Embedding(T, d)`."
+    lecture = bool(st.session_state.get("lecture"))
+    st.set_page_config(
+        page_title="posviz: positional embeddings",
+        page_icon="➕",
+        layout="wide",
+        initial_sidebar_state="collapsed" if lecture else "auto",  # lecture: the whole screen
     )
+    st.html(PAGE_STYLE)
+    if not lecture:  # in lecture mode the step's title heads the page
+        st.title("Token + position = input embeddings")
+        st.caption(
+            f"[Section 2.8]({BOOK_CH02_NOTEBOOK_URL}) of *Build a Large Language Model (From "
+            "Scratch)*: GPT-2's tokenizer, "
+            "`torch.manual_seed(seed)`, `nn.Embedding(50257, d)` and `nn.Embedding(T, d)`."
+        )
     for notice in notices:
         st.warning(f"Link setting not used: {for_markdown(notice)}", icon="⚠️")
     settings = controls()
@@ -622,8 +745,9 @@ def main() -> None:
     except (SettingsError, TokenizerDataError, TorchFillError) as error:  # bad files or torch
         st.error(str(error))
         return
-    st.query_params.from_dict(
-        query_from_settings(view.settings, lecture=bool(st.session_state.get("lecture")))
+    step = current_step()
+    st.query_params.from_dict(  # in lecture mode the link opens this step: one per slide
+        query_from_settings(view.settings, lecture=lecture, step=step + 1 if lecture else None)
     )
     if view.embeddings is None:
         st.info(
@@ -631,7 +755,9 @@ def main() -> None:
         )
         return
 
-    step = lecture_steps()
+    if lecture:
+        lecture_stage(view)
+        return
     window_picker(view)
     window_views(view, step, view_tables)
 

@@ -27,9 +27,8 @@ from posviz.compare import OrderComparison, compare_order, compare_with_text
 from posviz.compare_figure import compare_figure
 from posviz.config import SCHEMES, Scheme, Settings, SettingsError, validate
 from posviz.embeddings import SeededEmbeddings
-from posviz.figures import embeddings_figure
+from posviz.figures import embeddings_figure, similarity_figure
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings, embed_window
-from posviz.similarity import similarity_figure
 from posviz.tokenizer import TokenizerDataError, decode, encode
 from posviz.view import View, build_view
 

@@ -88,15 +88,16 @@ def room(*, lecture: bool) -> Room:
 def text_width(text: str, font_size: float, *, bold: bool = False) -> float:
     """A generous estimate of ``text``'s rendered width in px (``text`` not escaped).
 
-    Wide East Asian characters and emoji count one em; everything else 0.62 em (0.66 bold),
-    a little more than the widest Latin text in the sans-serif fonts Plotly falls back to.
+    Wide East Asian characters and emoji count one em; everything else 0.62 em (0.6 in bold,
+    which only posviz's own lowercase titles use): a little more than Latin text measures in
+    the sans-serif fonts Plotly falls back to.
 
     >>> text_width("abc", 10)
     18.6
     """
     em = sum(1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.0 for ch in text)
     narrow = len(text) - em
-    return round((em + narrow * (0.66 if bold else 0.62)) * font_size, 2)
+    return round((em + narrow * (0.6 if bold else 0.62)) * font_size, 2)
 
 
 def wrap_title(title: str, *, width: float, font_size: int) -> str:

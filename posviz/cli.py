@@ -60,11 +60,10 @@ from posviz.config import (
 )
 from posviz.embeddings import TorchFillError
 from posviz.export import figure_html, matrices_csv, matrices_npy
-from posviz.figures import embeddings_figure
+from posviz.figures import embeddings_figure, similarity_figure
 from posviz.hub import HubError, HubFile, Progress
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings
 from posviz.pretrained import Gpt2Store
-from posviz.similarity import similarity_figure
 from posviz.tokenizer import TokenizerDataError
 from posviz.view import TablesFor, build_view, seeded_tables
 

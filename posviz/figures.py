@@ -1,5 +1,9 @@
-"""The three-panel Plotly figure: token | positional | input embeddings, side by side (or
-stacked, on a phone); the layout is posviz._layout's, shared with the similarity figure.
+"""posviz's two figures, three panels each (token | positional | input), side by side or
+stacked on a phone; their layout is :mod:`posviz._layout`'s.
+
+* :func:`embeddings_figure`: the three matrices of a window;
+* :func:`similarity_figure`: cosine similarity between their positions
+  (:mod:`posviz.similarity` computes it).
 
 Rows are positions (labelled ``position · token``), columns are embedding dimensions. The
 panels share one symmetric, colour-blind-safe diverging colour scale and one colour bar, and
@@ -24,15 +28,22 @@ from typing import Final
 import numpy as np
 import plotly.graph_objects as go
 
-from posviz._layout import COLORSCALE as COLORSCALE  # posviz.similarity reads it from here
-from posviz._layout import Colorbar, three_panels, type_sizes
-from posviz._layout import row_labels as row_labels  # and this
+from posviz._layout import STACKED_WIDTH as STACKED_PANEL
+from posviz._layout import (
+    Colorbar,
+    position_ticks,
+    room,
+    row_labels,
+    three_panels,
+    type_sizes,
+)
 from posviz.config import Scheme
 from posviz.pipeline import WindowEmbeddings
+from posviz.similarity import similarities
 
 MAX_CELLS: Final = 65_536  # exact values per panel, about 350 kB of JSON each
 HOVER_CELLS: Final = 12_288  # three-way hover (4 floats per cell per panel) up to this size
-MAX_TICKS: Final = 48  # similarity figure: position labels drawn; hover always names the row
+MAX_POSITIONS: Final = 256  # similarity rows per panel: 3 x 256 x 256 float32, about 1 MB
 
 # "<br>" marks where a title breaks best when a panel is too narrow for one line.
 PANEL_TITLES: Final[dict[Scheme, tuple[str, str, str]]] = {
@@ -47,6 +58,12 @@ PANEL_TITLES: Final[dict[Scheme, tuple[str, str, str]]] = {
         "input embeddings<br>= sum",
     ),
     "none": ("token embeddings", "no positional signal<br>(zeros)", "input = token<br>embeddings"),
+    "rope": ("token embeddings", "RoPE: cos(position × θᵢ)", "rotated token vectors"),
+}
+SIMILARITY_TITLES: Final[dict[Scheme, tuple[str, str, str]]] = {
+    "learned": ("token embeddings", "positional embeddings<br>(learned)", "input embeddings"),
+    "sinusoidal": ("token embeddings", "positional encoding<br>(sin/cos)", "input embeddings"),
+    "none": ("token embeddings", "no positional signal<br>(all 0)", "input = token<br>embeddings"),
     "rope": ("token embeddings", "RoPE: cos(position × θᵢ)", "rotated token vectors"),
 }
 _VALUE_NAMES: Final = ("token", "position", "input")
@@ -207,40 +224,76 @@ def embeddings_figure(
     return go.Figure(data=traces, layout=layout, _validate=False)
 
 
-# --- kept for posviz.similarity until its figure moves onto posviz._layout ----------------
+def similarity_figure(
+    window: WindowEmbeddings,
+    *,
+    lecture: bool = False,
+    stacked: bool = False,
+    max_positions: int = MAX_POSITIONS,
+) -> go.Figure:
+    """Three ``n × n`` heatmaps: cosine similarity between positions of the token, position
+    and input matrices, on one colour axis fixed to ``[-1, 1]``.
 
+    Rows and columns are labelled ``position · token`` (escaped). Windows longer than
+    ``max_positions`` show their first ``max_positions`` positions and say so in the titles.
 
-def tick_subset(labels: list[str], max_ticks: int = MAX_TICKS) -> dict[str, object]:
-    """Axis settings that label at most ``max_ticks`` rows, evenly spaced; every row keeps
-    its hover."""
-    step = max(1, math.ceil(len(labels) / max_ticks))
-    chosen = labels[::step]
-    return {"tickmode": "array", "tickvals": chosen, "ticktext": chosen}
-
-
-def position_axis(labels: list[str], *, font_size: int) -> dict[str, object]:
-    """The shared row axis: ``position · token`` labels, position 0 at the top."""
-    return {
-        "autorange": "reversed",
-        "type": "category",
-        "title": {"text": "position · token"},
-        "tickfont": {"size": font_size},
-        "automargin": True,
-        **tick_subset(labels),
-    }
-
-
-def panel_title(title: str, *, note: str, x: float, font_size: int) -> dict[str, object]:
-    """A bold ``title`` and a small ``note`` centred above the panel centred at ``x``."""
-    return {
-        "text": f"<b>{title}</b>{note}",
-        "x": x,
-        "y": 1.0,
-        "xref": "paper",
-        "yref": "paper",
-        "xanchor": "center",
-        "yanchor": "bottom",
-        "yshift": 8,
-        "showarrow": False,
-        "font": {"size": font_size},
-    }
+    >>> from posviz.embeddings import SeededEmbeddings
+    >>> from posviz.pipeline import embed_window
+    >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 5], context_length=4)
+    >>> [trace.z.shape for trace in similarity_figure(w).data]
+    [(2, 2), (2, 2), (2, 2)]
+    """
+    if max_positions < 1:
+        raise ValueError(f"max_positions must be at least 1, got {max_positions}")
+    matrices = similarities(window)
+    shown_rows = min(len(window.token_ids), max_positions)
+    texts = window.token_texts[:shown_rows]
+    labels = row_labels(texts)
+    note = ""
+    if shown_rows < len(window.token_ids):
+        note = f"<br><sup>first {shown_rows} of {len(window.token_ids)} positions</sup>"
+    sizes = type_sizes(lecture=lecture)
+    # Column labels run at -60°: each needs about 1.5 lines of width along the axis.
+    across = STACKED_PANEL if stacked else room(lecture=lecture).panel_width
+    columns = position_ticks(texts, font_size=round(sizes.tick * 1.15), length=across)
+    panel_height = max(300, min(720, 22 * shown_rows)) + (60 if lecture else 0)
+    grid = three_panels(
+        titles=SIMILARITY_TITLES[window.scheme],
+        note=note,
+        token_texts=texts,
+        x_axis={
+            "type": "category",
+            "tickangle": -60,
+            "tickmode": "array",
+            "tickvals": columns.values,
+            "ticktext": columns.texts,
+            "tickfont": {"size": sizes.tick},
+            "automargin": False,
+        },
+        colorbars=[Colorbar("coloraxis", -1.0, 1.0, "cosine")],
+        lecture=lecture,
+        stacked=stacked,
+        panel_height=panel_height,
+        x_tick_height=columns.width * 0.87 + sizes.tick + 12,  # sin 60° of the widest label
+        square=True,
+    )
+    hovertemplate = (
+        "row: %{y}<br>column: %{x}<br>cosine similarity: %{z:.4f}<extra>%{fullData.name}</extra>"
+    )
+    traces = [
+        {
+            "type": "heatmap",
+            "z": np.ascontiguousarray(matrix[:shown_rows, :shown_rows].numpy(), dtype=np.float32),
+            "x": labels,
+            "y": labels,
+            "coloraxis": "coloraxis",
+            "hovertemplate": hovertemplate,
+            "xaxis": x_axis,
+            "yaxis": y_axis,
+            "name": SIMILARITY_TITLES[window.scheme][index].replace("<br>", " "),
+        }
+        for index, (matrix, (x_axis, y_axis)) in enumerate(
+            zip((matrices.token, matrices.position, matrices.input), grid.axes, strict=True)
+        )
+    ]
+    return go.Figure(data=traces, layout=grid.layout, _validate=False)

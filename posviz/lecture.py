@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-import plotly.graph_objects as go
+from posviz.config import Scheme
 
 
 @dataclass(frozen=True)
@@ -62,11 +62,55 @@ STEPS: Final = (
     ),
 )
 
+# Steps 4 and 5 say what the chosen positional scheme does (STEPS words them for "learned").
+_SCHEME_STEPS: Final[dict[Scheme, tuple[tuple[str, str], tuple[str, str]]]] = {
+    "sinusoidal": (
+        (
+            "4. Positional encoding (sin/cos)",
+            "A fixed table of sine and cosine waves holds one vector per position, counting "
+            "from 0: nothing to learn. Row p is the same whatever token stands at p.",
+        ),
+        (
+            "5. Input embeddings = token + position",
+            "Adding the two gives the input embeddings. Now the repeated tokens differ, so "
+            "attention can tell them apart.",
+        ),
+    ),
+    "none": (
+        (
+            "4. No positional signal",
+            "Without a positional scheme nothing is added: every position contributes a row "
+            "of zeros.",
+        ),
+        (
+            "5. Input embeddings = token embeddings",
+            "With nothing added, the repeated tokens keep identical vectors: attention cannot "
+            "tell them apart and sees the text as a bag of tokens.",
+        ),
+    ),
+    "rope": (
+        (
+            "4. RoPE: an angle per position",
+            "RoPE adds no vectors: it rotates each pair of dimensions by an angle that grows "
+            "with the position. The panel shows cos(position × θᵢ).",
+        ),
+        (
+            "5. Rotated token vectors",
+            "Rotating each token vector by its position makes the repeated tokens differ. "
+            "(Real models such as Llama rotate queries and keys inside attention.)",
+        ),
+    ),
+}
 
-def reveal_panels(figure: go.Figure, panels: int) -> go.Figure:
-    """Hide the heatmaps (and their titles) after the first ``panels`` ones, in place."""
-    for index, trace in enumerate(figure.data):
-        trace.visible = index < panels
-    for index, annotation in enumerate(figure.layout.annotations):
-        annotation.visible = index < panels
-    return figure
+
+def step_text(index: int, scheme: Scheme) -> tuple[str, str]:
+    """Title and caption of step ``index`` (0-4) for ``scheme``.
+
+    >>> step_text(4, "none")[0]
+    '5. Input embeddings = token embeddings'
+    >>> step_text(4, "learned") == (STEPS[4].title, STEPS[4].caption)
+    True
+    """
+    if index >= 3 and scheme in _SCHEME_STEPS:
+        return _SCHEME_STEPS[scheme][index - 3]
+    return STEPS[index].title, STEPS[index].caption

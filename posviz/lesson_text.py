@@ -8,6 +8,7 @@ holds only sentences, so they can be read (and reworded) in one place.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 from posviz.config import Scheme
@@ -80,4 +81,63 @@ def repeat_sentence(repeat: RepeatedToken, *, markdown: bool = False) -> str:
         f"{repeat.second}. The token panel shows similarity {repeat.token_similarity:.3f} "
         f"between them (same token id, same vector); the input panel shows "
         f"{repeat.input_similarity:.3f}: {_WHY[repeat.scheme]}."
+    )
+
+
+# What the page says under the embeddings figure: only the scheme's own signal tells a
+# repeated token's rows apart (or, without one, nothing does).
+ORDER_NOTES: Final[dict[Scheme, str]] = {
+    "learned": "Self-attention on its own is blind to order: a repeated token has the same "
+    "token vector wherever it stands (compare its rows in the left panel). Only the added "
+    "position vectors make its rows of the right panel differ. Positions count from 0.",
+    "sinusoidal": "Self-attention on its own is blind to order: a repeated token has the same "
+    "token vector wherever it stands (compare its rows in the left panel). Only the added "
+    "sin/cos vectors make its rows of the right panel differ. Positions count from 0.",
+    "none": "Self-attention on its own is blind to order: a repeated token has the same "
+    "token vector wherever it stands, and with nothing added its rows of the right panel "
+    "are the same too: attention cannot tell the occurrences apart.",
+    "rope": "Self-attention on its own is blind to order: a repeated token has the same "
+    "token vector wherever it stands (compare its rows in the left panel). Only the rotation "
+    "by position makes its rows of the right panel differ. Positions count from 0.",
+}
+
+
+@dataclass(frozen=True)
+class ShapeLabel:
+    """One of the shape metrics: its label, the shape, and an optional small note."""
+
+    label: str
+    value: str
+    note: str | None = None
+
+
+def shape_labels(
+    scheme: Scheme, batch_shape: tuple[int, int], emb_dim: int, context_length: int
+) -> tuple[ShapeLabel, ...]:
+    """The tensor shapes of section 2.8 for a batch ``[B, n]``, worded for ``scheme``: what
+    it adds (a table, fixed waves, nothing) or, for RoPE, that it rotates.
+
+    >>> [s.label for s in shape_labels("none", (1, 9), 64, 16)][2:]
+    ['+ nothing (no positional signal)', '= input embeddings [B, T, d]']
+    >>> shape_labels("learned", (1, 9), 64, 16)[2].note
+    'rows 0–8 of the [16, 64] table'
+    """
+    batch, n = batch_shape
+    rows = f"rows 0–{n - 1} of the [{context_length}, {emb_dim}]" if n < context_length else None
+    position = {
+        "learned": ShapeLabel(
+            "+ positional embeddings [T, d]", f"[{n}, {emb_dim}]", rows and f"{rows} table"
+        ),
+        "sinusoidal": ShapeLabel(
+            "+ sinusoidal encoding [T, d]", f"[{n}, {emb_dim}]", rows and f"{rows} encoding"
+        ),
+        "none": ShapeLabel("+ nothing (no positional signal)", "0"),
+        "rope": ShapeLabel("↻ rotation angles [T, d/2]", f"[{n}, {emb_dim // 2}]"),
+    }[scheme]
+    result = "= rotated" if scheme == "rope" else "= input"
+    return (
+        ShapeLabel("inputs [B, T]", f"[{batch}, {n}]"),
+        ShapeLabel("token embeddings [B, T, d]", f"[{batch}, {n}, {emb_dim}]"),
+        position,
+        ShapeLabel(f"{result} embeddings [B, T, d]", f"[{batch}, {n}, {emb_dim}]"),
     )

@@ -8,8 +8,14 @@ ever evaluated.
 >>> settings.emb_dim, settings.seed, notices
 (256, 123, ["seed: 'abc' is not a whole number; using 123"])
 >>> link = read_link({"scheme": "rope", "lecture": "1"})
->>> link.settings.scheme, link.lecture, link.notices
-('rope', True, ())
+>>> link.settings.scheme, link.lecture, link.notices, link.step
+('rope', True, (), None)
+>>> read_link({"step": "4"}).step, read_link({"step": "4"}).lecture
+(4, True)
+
+A text longer than :data:`MAX_TEXT_IN_URL` characters is left out of its link, and the link
+says so (``text_omitted=1``, ``compare_omitted=1``): the page it opens tells the reader that
+the text shown is not the one the link was made from, instead of silently showing another text.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from posviz.config import (
     Settings,
     for_weights,
 )
+from posviz.lecture import STEPS
 
 MAX_TEXT_IN_URL: Final = 2_000  # longer texts are not put in links (browsers cut long URLs)
 _INT_RANGES: Final = {
@@ -42,9 +49,13 @@ _CHOICES: Final[dict[str, tuple[str, ...]]] = {"scheme": SCHEMES, "weights": WEI
 _WHOLE_NUMBER: Final = re.compile(r"-?[0-9]{1,20}")  # ASCII digits, one optional minus sign
 # URL parameter of each Settings field, where it is not the field's name.
 _URL_KEYS: Final = {"compare_text": "compare"}
+_OMITTED: Final = {"text": "text_omitted", "compare_text": "compare_omitted"}
 _KNOWN_KEYS: Final = frozenset(_URL_KEYS.get(f.name, f.name) for f in fields(Settings)) | {
-    "lecture"
+    "lecture",
+    "step",
+    *_OMITTED.values(),
 }
+STEP_COUNT: Final = len(STEPS)  # lecture mode's steps, numbered from 1 in links
 _LECTURE_ON: Final = frozenset({"1", "true", "on"})
 _LECTURE_OFF: Final = frozenset({"0", "false", "off"})
 _TEXT_FIELDS: Final = {"text": "text", "compare": "compare_text"}  # URL key -> field
@@ -57,6 +68,7 @@ class Link:
     settings: Settings
     lecture: bool
     notices: tuple[str, ...]
+    step: int | None = None  # lecture mode's step, 1-5 (one link per slide); implies lecture
 
 
 def _one(value: str | Sequence[str]) -> str:
@@ -138,11 +150,29 @@ def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
     lecture = _one(params.get("lecture", "0")).lower()
     if lecture not in _LECTURE_ON | _LECTURE_OFF:
         notices.append(f"lecture: {lecture[:40]!r} is not on/off; lecture mode stays off")
-    return Link(settings, lecture in _LECTURE_ON, tuple(notices))
+    step = None
+    if "step" in params:
+        raw = _one(params["step"]).strip()
+        if raw.isascii() and raw.isdigit() and 1 <= int(raw) <= STEP_COUNT:
+            step = int(raw)
+        else:
+            notices.append(f"step: {raw[:40]!r} is not a step from 1 to {STEP_COUNT}; using 1")
+    for field, flag in _OMITTED.items():
+        key = _URL_KEYS.get(field, field)
+        if _one(params.get(flag, "")) == "1" and key not in params:
+            notices.append(
+                f"{key}: the link was made from a text longer than {MAX_TEXT_IN_URL:,} "
+                "characters, too long for a link; this page shows the default text instead"
+            )
+    on = lecture in _LECTURE_ON or "step" in params
+    return Link(settings, on, tuple(notices), step if on else None)
 
 
-def query_from_settings(settings: Settings, *, lecture: bool = False) -> dict[str, str]:
-    """The query parameters that restore ``settings`` (defaults left out, long text too)."""
+def query_from_settings(
+    settings: Settings, *, lecture: bool = False, step: int | None = None
+) -> dict[str, str]:
+    """The query parameters that restore ``settings`` (defaults left out), lecture mode and
+    its ``step`` (1-5). A text too long for a link is left out and marked as left out."""
     default = Settings()
     params: dict[str, str] = {}
     implied = {"emb_dim", "scheme"} if settings.weights == "gpt2" else set()  # for_weights
@@ -150,10 +180,18 @@ def query_from_settings(settings: Settings, *, lecture: bool = False) -> dict[st
         value = getattr(settings, field.name)
         if value == getattr(default, field.name) or value is None or field.name in implied:
             continue
-        if field.name in ("text", "compare_text") and len(str(value)) > MAX_TEXT_IN_URL:
+        if field.name in _OMITTED and len(str(value)) > MAX_TEXT_IN_URL:
+            params[_OMITTED[field.name]] = "1"
             continue
         key = _URL_KEYS.get(field.name, field.name)
         params[key] = ("1" if value else "0") if isinstance(value, bool) else str(value)
     if lecture:
         params["lecture"] = "1"
+        if step is not None:
+            params["step"] = str(step)
     return params
+
+
+def text_fits_in_link(text: str) -> bool:
+    """Whether a link can carry ``text`` (see :data:`MAX_TEXT_IN_URL`)."""
+    return len(text) <= MAX_TEXT_IN_URL

@@ -1,9 +1,10 @@
 """Cosine similarity between positions: which rows of a matrix point the same way.
 
 For the token, position and input matrices of one window, :func:`similarities` gives three
-``[n, n]`` matrices and :func:`similarity_figure` draws them side by side. The lesson: a token
-that appears twice has the *same* token vector at both positions (similarity exactly 1.0 in
-the token panel); adding (or rotating by) the position makes the two input vectors differ.
+``[n, n]`` matrices (:func:`posviz.figures.similarity_figure` draws them side by side). The
+lesson: a token that appears twice has the *same* token vector at both positions (similarity
+exactly 1.0 in the token panel); adding (or rotating by) the position makes the two input
+vectors differ.
 :func:`first_repeat` finds such a pair with its values from the matrices, so the sentence
 on screen (:func:`posviz.lesson_text.repeat_sentence`) matches the figure.
 
@@ -23,31 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
 
-import numpy as np
-import plotly.graph_objects as go
 import torch
 
 from posviz.config import Scheme
-from posviz.figures import (
-    COLORSCALE,
-    MAX_TICKS,
-    panel_title,
-    position_axis,
-    row_labels,
-    tick_subset,
-)
 from posviz.pipeline import WindowEmbeddings
-
-MAX_POSITIONS: Final = 256  # rows per panel: 3 x 256 x 256 float32 is about 1 MB of JSON
-
-PANEL_TITLES: Final[dict[Scheme, tuple[str, str, str]]] = {
-    "learned": ("token embeddings", "positional embeddings (learned)", "input embeddings"),
-    "sinusoidal": ("token embeddings", "positional encoding (sin/cos)", "input embeddings"),
-    "none": ("token embeddings", "no positional signal (all 0)", "input = token embeddings"),
-    "rope": ("token embeddings", "RoPE: cos(position × θᵢ)", "rotated token vectors"),
-}
 
 
 def cosine_similarity(matrix: torch.Tensor) -> torch.Tensor:
@@ -171,90 +152,3 @@ def first_repeat(window: WindowEmbeddings) -> RepeatedToken | None:
         position_similarity=float(matrices.position[first, second]),
         input_similarity=float(matrices.input[first, second]),
     )
-
-
-def similarity_figure(
-    window: WindowEmbeddings,
-    *,
-    lecture: bool = False,
-    max_positions: int = MAX_POSITIONS,
-) -> go.Figure:
-    """Three ``n × n`` heatmaps: cosine similarity between positions of the token, position
-    and input matrices, on one colour axis fixed to ``[-1, 1]``.
-
-    Rows and columns are labelled ``position · token`` (escaped). Windows longer than
-    ``max_positions`` show their first ``max_positions`` positions and say so in the titles.
-
-    >>> from posviz.embeddings import SeededEmbeddings
-    >>> from posviz.pipeline import embed_window
-    >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 5], context_length=4)
-    >>> [trace.z.shape for trace in similarity_figure(w).data]
-    [(2, 2), (2, 2), (2, 2)]
-    """
-    if max_positions < 1:
-        raise ValueError(f"max_positions must be at least 1, got {max_positions}")
-    matrices = similarities(window)
-    shown_rows = min(len(window.token_ids), max_positions)
-    labels = row_labels(window.token_texts[:shown_rows])
-    titles = PANEL_TITLES[window.scheme]
-    note = ""
-    if shown_rows < len(window.token_ids):
-        note = f"<br><sup>first {shown_rows} of {len(window.token_ids)} positions</sup>"
-    font_size = 22 if lecture else 14
-    hovertemplate = (
-        "row: %{y}<br>column: %{x}<br>cosine similarity: %{z:.4f}<extra>%{fullData.name}</extra>"
-    )
-
-    figure = go.Figure()
-    for index, matrix in enumerate((matrices.token, matrices.position, matrices.input)):
-        z = np.ascontiguousarray(matrix[:shown_rows, :shown_rows].numpy(), dtype=np.float32)
-        figure.add_trace(
-            go.Heatmap(
-                z=z,
-                x=labels,
-                y=labels,
-                coloraxis="coloraxis",
-                hovertemplate=hovertemplate,
-                xaxis="x" if index == 0 else f"x{index + 1}",
-                yaxis="y",
-                name=titles[index],
-            )
-        )
-    gap = 0.04
-    width = (1 - 2 * gap) / 3
-    x_ticks = tick_subset(labels, MAX_TICKS // 3)  # three panels share the width
-    layout: dict[str, object] = {
-        "coloraxis": {
-            "colorscale": COLORSCALE,
-            "cmin": -1.0,
-            "cmid": 0.0,
-            "cmax": 1.0,
-            "colorbar": {"title": {"text": "cosine"}, "thickness": 18},
-        },
-        "yaxis": position_axis(labels, font_size=font_size),
-        "font": {"size": font_size},
-        "margin": {"t": 90 if note else 70, "b": 60, "l": 10, "r": 10},
-        "height": max(460, min(900, 200 + 22 * shown_rows)) + (120 if lecture else 0),
-        "annotations": [],
-        "hovermode": "closest",
-        "hoverlabel": {"font": {"size": font_size}},
-        "plot_bgcolor": "#f4f4f4",
-    }
-    for index in range(3):
-        start = index * (width + gap)
-        axis = "xaxis" if index == 0 else f"xaxis{index + 1}"
-        layout[axis] = {
-            "domain": [start, start + width],
-            "type": "category",
-            "anchor": "y",
-            "tickangle": -60,
-            "tickfont": {"size": font_size - 2},
-            "automargin": True,
-            **x_ticks,
-            **({} if index == 0 else {"matches": "x"}),
-        }
-        layout["annotations"].append(  # type: ignore[attr-defined]
-            panel_title(titles[index], note=note, x=start + width / 2, font_size=font_size + 2)
-        )
-    figure.update_layout(layout)
-    return figure

@@ -58,12 +58,16 @@ def page_text(at: AppTest) -> str:
 
 
 def chips(at: AppTest) -> list[tuple[int, str, int]]:
-    """(position, markdown text, token id) of each token chip of the shown window."""
-    for element in at.markdown:
-        found = CHIP.findall(element.value)
-        if found and "Dropped" not in element.value:
-            return [(int(pos), text, int(tid)) for _, pos, text, tid in found]
-    raise AssertionError("no token chips on the page")
+    """(position, markdown text, token id) of each token chip of the shown window (beyond the
+    first screenful, chips are drawn once their "and N more" expander is opened)."""
+    shown = [
+        (int(pos), text, int(tid))
+        for element in at.markdown
+        if "Dropped" not in element.value
+        for _, pos, text, tid in CHIP.findall(element.value)
+    ]
+    assert shown, "no token chips on the page"
+    return shown
 
 
 def chart(at: AppTest) -> dict[str, object]:
@@ -270,6 +274,8 @@ def test_html_and_markdown_in_text_show_literally(app_test: AppFactory) -> None:
     assert_ok(at)
     at.slider(key="context_length").set_value(256).run()
     assert_ok(at)
+    at.session_state["more_chips"] = True  # open "and N more tokens"
+    assert_ok(at.run())
     shown = chips(at)
     ids = encode(HOSTILE)
     assert [tid for _, _, tid in shown] == ids

@@ -344,3 +344,82 @@ def test_settings_written_to_the_url_restore_the_same_numbers(
     assert_panels_equal(
         after, book_window("rope", seed=123, emb_dim=10, context_length=16, token_ids=ids)
     )
+
+
+# --- issue 9: scheme-aware words, stable examples, step links, honest links --------------------
+
+
+def metric_labels(at: AppTest) -> list[str]:
+    return [metric.label for metric in at.metric]
+
+
+@pytest.mark.parametrize(
+    ("scheme", "added", "absent"),
+    [
+        ("learned", "+ positional embeddings [T, d]", "nothing"),
+        ("sinusoidal", "+ sinusoidal encoding [T, d]", "+ positional embeddings"),
+        ("none", "+ nothing (no positional signal)", "+ positional embeddings"),
+        ("rope", "↻ rotation angles [T, d/2]", "+ positional embeddings"),
+    ],
+)
+def test_labels_say_what_the_scheme_adds(
+    app_test: AppFactory, scheme: str, added: str, absent: str
+) -> None:
+    at = ok(app_test({"scheme": scheme}))
+    labels = metric_labels(at)
+    assert added in labels
+    assert not any(absent in label for label in labels)
+    text = page_text(at)
+    if scheme == "none":
+        assert "Only the" not in text and "cannot tell the occurrences apart" in text
+    if scheme == "rope":
+        assert "rotation by position" in text
+
+
+def test_changing_only_the_scheme_keeps_the_example(app_test: AppFactory) -> None:
+    at = ok(app_test())
+    example = at.selectbox(key="preset").value
+    assert example != "Your own text"
+    ok(at.selectbox(key="scheme").set_value("rope").run())
+    assert at.selectbox(key="preset").value == example
+    ok(at.slider(key="emb_dim").set_value(10).run())
+    assert at.selectbox(key="preset").value == "Your own text"
+
+
+@pytest.mark.parametrize(("step", "shown"), [("1", None), ("3", 1), ("4", 2), ("5", 3)])
+def test_step_link_opens_that_step(app_test: AppFactory, step: str, shown: int | None) -> None:
+    at = ok(app_test({"lecture": "1", "step": step}))
+    assert at.header[0].value.startswith(f"{step}.")
+    assert visible_panels(at) == shown
+    assert params(at)["step"] == step
+    if step != "1":
+        ok(at.button(key="step_back").click().run())
+        assert params(at)["step"] == str(int(step) - 1), "the link follows the slide"
+
+
+def test_steps_four_and_five_follow_the_scheme(app_test: AppFactory) -> None:
+    at = ok(app_test({"step": "5", "scheme": "none"}))
+    assert at.header[0].value == "5. Input embeddings = token embeddings"
+    ok(at.button(key="step_back").click().run())
+    assert at.header[0].value == "4. No positional signal"
+
+
+def test_a_text_too_long_for_its_link_says_so_and_offers_the_file(app_test: AppFactory) -> None:
+    at = ok(app_test())
+    text = "word " * 500  # 2,500 characters
+    ok(at.text_area(key="text").input(text).run())
+    assert "text" not in params(at) and params(at)["text_omitted"] == "1"
+    notes = " ".join(caption.value for caption in at.sidebar.caption)
+    assert "too long for the page's link" in notes
+    buttons = [b for b in at.get("download_button") if b.proto.id.endswith("download_text")]
+    assert len(buttons) == 1
+    opened = ok(app_test(params(at)))  # whoever opens that link is told
+    assert any("too long for a link" in warning.value for warning in opened.warning)
+
+
+def test_chips_beyond_a_screenful_wait_behind_and_n_more(app_test: AppFactory) -> None:
+    at = ok(app_test({"text": "a b c d e f g h " * 20, "context_length": "128"}))
+    first = [m.value for m in at.markdown if "-badge[" in m.value and "Dropped" not in m.value]
+    assert len(first) == 1 and first[0].count("-badge[") == 64
+    (more,) = [e for e in at.expander if "more tokens" in e.label]
+    assert more.label == f"and {128 - 64} more tokens"

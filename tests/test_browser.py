@@ -27,6 +27,17 @@ DRAWN = """(selector) => {
 }"""
 
 
+# Each panel title as the words it shows, its lines (one <tspan> each) joined by spaces.
+TITLE_LINES = """(selector) => Array.from(
+    document.querySelectorAll(selector + ' .annotation-text'),
+    (text) => {
+        const lines = text.querySelectorAll('tspan.line');
+        const parts = lines.length
+            ? Array.from(lines, (line) => line.textContent) : [text.textContent];
+        return parts.join(' ');
+    })"""
+
+
 def drawn(page: Any) -> list[list[object]] | None:
     result = page.evaluate(DRAWN, CHART)
     return None if result is None else list(result)
@@ -59,7 +70,7 @@ def test_page_loads_with_three_heatmaps_chips_and_shapes(page: Any, server_url: 
     assert "Token + position = input embeddings" in body
     assert "8278" in body  # the chip of " rose"
     assert re.search(r"= input embeddings \[B, T, d\]\s+\[1, 9, 64\]", body)
-    titles = page.locator(f"{CHART} .annotation-text").all_text_contents()
+    titles = page.evaluate(TITLE_LINES, CHART)  # a title may wrap onto several lines
     assert [t.split("(")[0].strip() for t in titles[:3]] == [
         "token embeddings",
         "positional embeddings",

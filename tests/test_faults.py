@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import tomllib
@@ -210,6 +211,12 @@ HTML_SINKS = re.compile(
 )
 
 
+# app.py's one static style block (see PAGE_STYLE there): the only HTML sink allowed.
+STYLE_SINK = "st.html(PAGE_STYLE)"
+# What a style block must never hold: scripts, links out, imports, HTML outside <style>.
+UNSAFE_IN_STYLE = re.compile(r"<(?!/?style>)|javascript:|@import|url\(|expression\(", re.I)
+
+
 def test_no_html_sink_in_app_or_core() -> None:
     sources = [ROOT / "app.py", *sorted((ROOT / "posviz").glob("*.py"))]
     assert len(sources) > 5
@@ -217,9 +224,35 @@ def test_no_html_sink_in_app_or_core() -> None:
         f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
         for path in sources
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-        if HTML_SINKS.search(line)
+        if HTML_SINKS.search(line) and not (path.name == "app.py" and line.strip() == STYLE_SINK)
     ]
     assert not hits, "HTML/JS sinks (user text could reach them):\n" + "\n".join(hits)
+
+
+def test_the_one_style_block_is_a_static_constant() -> None:
+    """``st.html(PAGE_STYLE)`` appears once, and PAGE_STYLE is one plain string literal
+    assigned once at module level: no f-string, no user text, only CSS in <style> tags."""
+    source = (ROOT / "app.py").read_text(encoding="utf-8")
+    assert source.count("st.html(") == 1 and source.count(STYLE_SINK) == 1
+    tree = ast.parse(source)
+    stores = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name)
+        and node.id == "PAGE_STYLE"
+        and isinstance(node.ctx, ast.Store)
+    ]
+    assert len(stores) == 1, "PAGE_STYLE is assigned exactly once"
+    (assign,) = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.Assign) and any(t is stores[0] for t in node.targets)
+    ]
+    value = assign.value
+    assert isinstance(value, ast.Constant) and isinstance(value.value, str), "a plain literal"
+    css = value.value.strip()
+    assert css.startswith("<style>") and css.endswith("</style>")
+    assert UNSAFE_IN_STYLE.search(css[len("<style>") : -len("</style>")]) is None
 
 
 # --- a server restart mid-session ---------------------------------------------------------

@@ -276,12 +276,16 @@ def test_defaults_are_left_out() -> None:
     assert query_from_settings(Settings(emb_dim=8)) == {"emb_dim": "8"}
 
 
-def test_long_text_is_left_out() -> None:
+def test_long_text_is_left_out_and_the_link_says_so() -> None:
     settings = Settings(text="y" * 2_001, emb_dim=8)
     params = query_from_settings(settings)
-    assert "text" not in params
-    assert params == {"emb_dim": "8"}
-    assert settings_from_query(params)[0] == Settings(emb_dim=8)
+    assert params == {"emb_dim": "8", "text_omitted": "1"}
+    assert settings_from_query(params) == (Settings(emb_dim=8), [])
+    link = read_link(params)
+    assert link.settings == Settings(emb_dim=8)
+    assert len(link.notices) == 1 and "2,000 characters" in link.notices[0]
+    assert "default example" in link.notices[0], "the page says it shows another text"
+    assert query_from_settings(Settings(text="y" * 2_000)) == {"text": "y" * 2_000}
 
 
 def test_lecture_flag() -> None:
@@ -360,5 +364,24 @@ def test_bad_compare_parameters_fall_back_with_a_notice(
     assert len(notices) == 1 and notices[0].startswith(notice)
 
 
-def test_long_second_text_is_left_out_of_the_link() -> None:
-    assert "compare" not in query_from_settings(Settings(compare_text="y" * 2_001))
+def test_long_second_text_is_left_out_of_the_link_and_says_so() -> None:
+    params = query_from_settings(Settings(compare_text="y" * 2_001))
+    assert params == {"compare_omitted": "1"}
+    (notice,) = read_link(params).notices
+    assert notice.startswith("compare: the link was made from a text longer than 2,000")
+
+
+@pytest.mark.parametrize("step", [1, 3, 5])
+def test_step_link_opens_that_lecture_step(step: int) -> None:
+    params = query_from_settings(Settings(), lecture=True, step=step)
+    assert params == {"lecture": "1", "step": str(step)}
+    assert read_link(params) == Link(Settings(), True, (), step)
+    assert read_link({"step": str(step)}).lecture, "a step link opens lecture mode"
+    assert query_from_settings(Settings(), step=step) == {}, "no step outside lecture mode"
+
+
+@pytest.mark.parametrize("raw", ["0", "6", "-1", "2.5", "x", "", "٣"])
+def test_bad_step_starts_at_step_one_with_a_notice(raw: str) -> None:
+    link = read_link({"lecture": "1", "step": raw})
+    assert (link.lecture, link.step) == (True, None)
+    assert link.notices == (f"step: {raw!r} is not a step from 1 to 5; using 1",)

@@ -16,14 +16,10 @@ from reference import cosine_similarity as reference_similarity
 
 from posviz.config import SCHEMES, Scheme
 from posviz.embeddings import SeededEmbeddings
+from posviz.figures import similarity_figure
 from posviz.lesson_text import repeat_sentence
 from posviz.pipeline import WindowEmbeddings, embed_window
-from posviz.similarity import (
-    cosine_similarity,
-    first_repeat,
-    repeated_token_pairs,
-    similarity_figure,
-)
+from posviz.similarity import cosine_similarity, first_repeat, repeated_token_pairs
 from posviz.token_text import visible
 from posviz.tokenizer import encode, token_bytes
 
@@ -145,7 +141,7 @@ def test_figure_layout_follows_the_embeddings_figure(tables: SeededEmbeddings) -
         assert trace.xaxis == ("x" if index == 0 else f"x{index + 1}")
         for part in ("%{y}", "%{x}", "%{z:.4f}"):
             assert part in trace.hovertemplate
-    titles = [a.text for a in layout.annotations]
+    titles = [a.text.replace("<br>", " ") for a in layout.annotations]  # wrapped titles
     assert "token embeddings" in titles[0]
     assert "learned" in titles[1]
 
