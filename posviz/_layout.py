@@ -189,15 +189,24 @@ def panel_title(title: str, *, note: str, x: float, y: float, font_size: int) ->
 
 
 def title_height(title: str, note: str, sizes: TypeSizes) -> float:
-    """px a panel title takes: its lines, its note line and a little air."""
-    lines = title.count("<br>") + 1
-    return lines * sizes.title * 1.3 + (sizes.text * 1.3 if note else 0) + 10
+    """px a panel title takes: its lines, its note's lines and a little air."""
+    lines = title.count("<br>") + 1 + note.count("<br>")  # Plotly spaces every line alike
+    return lines * sizes.title * 1.3 + 10
+
+
+def small_note(text: str, *, width: float, font_size: int) -> str:
+    """``text`` as small lines under a panel title (``""`` for no note), wrapped to
+    ``width`` px like :func:`wrap_title`."""
+    if not text:
+        return ""
+    lines = wrap_title(text, width=width, font_size=round(font_size * 0.75)).split("<br>")
+    return "".join(f"<br><sup>{line}</sup>" for line in lines)
 
 
 @dataclass(frozen=True)
 class Colorbar:
-    """One colour axis: its name in the layout, range, title and the panel it sits under
-    (horizontal bar) or ``None`` for the vertical bar at the right of the figure."""
+    """One colour axis: its name in the layout, range, title, and the panel it belongs to
+    (``None``: all of them)."""
 
     name: str  # "coloraxis" or "coloraxis2"
     cmin: float
@@ -232,7 +241,8 @@ def three_panels(
 ) -> PanelLayout:
     """The layout of ``len(titles)`` panels (1 to 3) over the rows ``token_texts``.
 
-    ``x_axis`` holds the settings every panel's horizontal axis shares; ``x_tick_height`` is
+    ``note`` is plain text put in small lines under each title. ``x_axis`` holds the
+    settings every panel's horizontal axis shares; ``x_tick_height`` is
     the px its tick labels and title need under a panel. Side by side the figure is
     ``panel_height`` px of plot plus margins; stacked, each panel is ``panel_height`` px (or
     as tall as wide, ``square``, for a 300-px phone panel).
@@ -247,15 +257,19 @@ def three_panels(
     else:
         width = room(lecture=lecture).panel_width * 3 / count
     wrapped = [wrap_title(title, width=width, font_size=sizes.title) for title in titles]
+    note = small_note(note, width=width, font_size=sizes.text)
     title_px = max(title_height(title, note, sizes) for title in wrapped)
     # Side by side the page may give the chart less height than asked (lecture mode follows
     # the window): label as many rows as the smallest panel has room for.
     length = panel_height if stacked else min(panel_height, room(lecture=lecture).panel_height)
     ticks = position_ticks(token_texts, font_size=sizes.tick, length=length)
     left = ticks.width + 8 + sizes.text * 1.6  # labels, their pad, the rotated axis title
-    vertical = [bar for bar in colorbars if bar.under_panel is None or stacked]
-    horizontal = [bar for bar in colorbars if bar not in vertical]
-    right = 16 + (sizes.text * 3 + 36 if vertical and not stacked else 0)  # bar, pad, ticks
+    # Side by side every bar stands at the right (height is what a projector lacks); stacked,
+    # they lie under the panels (width is what a phone lacks).
+    vertical = list(colorbars)
+    horizontal: list[Colorbar] = []
+    # Each vertical bar: its pad, thickness, tick labels and the title along it.
+    right = 16 + (len(vertical) * (sizes.text * 4.5 + 36) if not stacked else 0)
     layout: dict[str, object] = {
         "font": {"size": sizes.text},
         "hovermode": "closest",
@@ -320,8 +334,8 @@ def three_panels(
             **position_axis(ticks, font_size=sizes.tick, title="position · token"),
             "domain": [0.0, 1.0],
         }
-        for bar in vertical:
-            layout[bar.name] = _colorbar_axis(bar, sizes, x=None, y=None)
+        for order, bar in enumerate(vertical):  # a second bar (RoPE's cos) at the right edge
+            layout[bar.name] = _colorbar_axis(bar, sizes, x=None, y=None, edge=order > 0)
         bottom = x_tick_height + (COLORBAR_HEIGHT if horizontal else 0)
         height = round(panel_height + title_px + bottom)
         for bar in horizontal:
@@ -343,17 +357,25 @@ def _axis_names(index: int) -> tuple[str, str]:
 
 
 def _colorbar_axis(
-    bar: Colorbar, sizes: TypeSizes, *, x: tuple[float, float] | None, y: float | None
+    bar: Colorbar,
+    sizes: TypeSizes,
+    *,
+    x: tuple[float, float] | None,
+    y: float | None,
+    edge: bool = False,
 ) -> dict[str, object]:
     """A colour axis on posviz's diverging scale; vertical at the right unless ``x`` (its
     span, as a fraction of the plot's width) and ``y`` (its bottom, as a fraction of the
     figure's height from the bottom) place it horizontally under the plot: measured from the
     figure's edge, it stays under the tick labels whatever height the page gives the chart."""
     colorbar: dict[str, object] = {
-        "title": {"text": bar.title, "font": {"size": sizes.text}},
+        # Along the bar, right of its tick labels: above it, the top label would touch it.
+        "title": {"text": bar.title, "side": "right", "font": {"size": sizes.text}},
         "tickfont": {"size": sizes.text},
         "thickness": 16,
     }
+    if edge:  # at the figure's right edge, clear of a first bar beside the plot
+        colorbar |= {"x": 1.0, "xref": "container", "xanchor": "right", "xpad": 10}
     if x is not None and y is not None:
         colorbar |= {
             "orientation": "h",

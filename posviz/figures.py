@@ -181,7 +181,7 @@ def embeddings_figure(
         colorbars.append(Colorbar("coloraxis2", -1.0, 1.0, "cos", under_panel=1))
     sizes = type_sizes(lecture=lecture)
     titles = PANEL_TITLES[window.scheme][:panels]
-    note = f"<br><sup>{reduction.note}</sup>" if reduction.note else ""
+    note = reduction.note
     if stacked:
         panel_height = max(200, min(420, 22 * num_rows))
     else:
@@ -251,11 +251,11 @@ def similarity_figure(
     labels = row_labels(texts)
     note = ""
     if shown_rows < len(window.token_ids):
-        note = f"<br><sup>first {shown_rows} of {len(window.token_ids)} positions</sup>"
+        note = f"first {shown_rows} of {len(window.token_ids)} positions"
     sizes = type_sizes(lecture=lecture)
-    # Column labels run at -60°: each needs about 1.5 lines of width along the axis.
+    # Column labels stand upright (-90°): each needs one line of width along the axis.
     across = STACKED_PANEL if stacked else room(lecture=lecture).panel_width
-    columns = position_ticks(texts, font_size=round(sizes.tick * 1.15), length=across)
+    columns = position_ticks(texts, font_size=sizes.tick, length=across)
     panel_height = max(300, min(720, 22 * shown_rows)) + (60 if lecture else 0)
     grid = three_panels(
         titles=SIMILARITY_TITLES[window.scheme],
@@ -263,7 +263,7 @@ def similarity_figure(
         token_texts=texts,
         x_axis={
             "type": "category",
-            "tickangle": -60,
+            "tickangle": -90,
             "tickmode": "array",
             "tickvals": columns.values,
             "ticktext": columns.texts,
@@ -274,7 +274,7 @@ def similarity_figure(
         lecture=lecture,
         stacked=stacked,
         panel_height=panel_height,
-        x_tick_height=columns.width * 0.87 + sizes.tick + 12,  # sin 60° of the widest label
+        x_tick_height=columns.width + sizes.tick + 12,  # the widest label, upright
         square=True,
     )
     hovertemplate = (
