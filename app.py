@@ -99,7 +99,7 @@ PAGE_STYLE = """<style>
 .st-key-lecture_stage [data-testid="stSliderTickBarMin"],
 .st-key-lecture_stage [data-testid="stSliderTickBarMax"],
 .st-key-lecture_stage [data-testid="stSliderThumbValue"] { font-size: 1.375rem; }
-.st-key-lecture_stage .st-key-embeddings { min-height: 25rem; }
+.st-key-lecture_stage .st-key-embeddings { min-height: 22rem; }
 .st-key-step_back button, .st-key-step_next button { min-height: 3.5rem; }
 .st-key-step_back button p, .st-key-step_next button p { font-size: 1.5rem; }
 .st-key-step_keys { display: none; }

@@ -264,12 +264,12 @@ def three_panels(
     length = panel_height if stacked else min(panel_height, room(lecture=lecture).panel_height)
     ticks = position_ticks(token_texts, font_size=sizes.tick, length=length)
     left = ticks.width + 8 + sizes.text * 1.6  # labels, their pad, the rotated axis title
-    # Side by side every bar stands at the right (height is what a projector lacks); stacked,
-    # they lie under the panels (width is what a phone lacks).
-    vertical = list(colorbars)
-    horizontal: list[Colorbar] = []
+    # Side by side the shared bar stands at the right and RoPE's cos bar lies under its panel;
+    # stacked, all bars lie under the panels (width is what a phone lacks).
+    vertical = [bar for bar in colorbars if bar.under_panel is None or stacked]
+    horizontal = [bar for bar in colorbars if bar not in vertical]
     # Each vertical bar: its pad, thickness, tick labels and the title along it.
-    right = 16 + (len(vertical) * (sizes.text * 4.5 + 36) if not stacked else 0)
+    right = 16 + (sizes.text * 4.5 + 36 if not stacked else 0)
     layout: dict[str, object] = {
         "font": {"size": sizes.text},
         "hovermode": "closest",
