@@ -89,11 +89,19 @@ LECTURE_CHIPS_SHOWN = 24
 # * type sizes per page: theme.baseFontSize is one size for every user and mode. Lecture mode
 #   needs Back/Next at least 48 px tall with 20-px text and everything a student reads at
 #   least 20 px; on screens from 1600 px wide captions, tabs and metric labels grow;
+# * the page's top bar: in lecture mode it is see-through and the stage starts under it (its
+#   only control, the sidebar's arrow, stands left of Back);
 # * st.button takes one shortcut: Back/Next carry PageUp/PageDown, and two buttons that only
 #   carry the arrow keys (what the other presentation clickers send) are not shown.
 PAGE_STYLE = """<style>
 [data-testid="stLayoutWrapper"]:has(> .st-key-lecture_stage) {
-  height: calc(100dvh - 5.5rem) !important; flex-basis: auto !important; }
+  height: calc(100dvh - 2rem) !important; flex-basis: auto !important; }
+[data-testid="stMainBlockContainer"]:has(.st-key-lecture_stage) { padding-top: 1rem; }
+body:has(.st-key-lecture_stage) [data-testid="stHeader"] { background: transparent; }
+body:has(.st-key-lecture_stage) [data-testid="stHeader"],
+body:has(.st-key-lecture_stage) [data-testid="stHeader"] * { pointer-events: none; }
+body:has(.st-key-lecture_stage) [data-testid="stHeader"] button { pointer-events: auto; }
+.st-key-lecture_stage h2 { font-size: 2rem; padding: 0; }
 .st-key-lecture_stage [data-testid="stMarkdownContainer"] p,
 .st-key-lecture_stage [data-testid="stWidgetLabel"] p,
 .st-key-lecture_stage [data-testid="stSliderTickBarMin"],
@@ -103,6 +111,11 @@ PAGE_STYLE = """<style>
 .st-key-step_back button, .st-key-step_next button { min-height: 3.5rem; }
 .st-key-step_back button p, .st-key-step_next button p { font-size: 1.5rem; }
 .st-key-step_keys { display: none; }
+@media (max-width: 1023px) {  /* the top bar's arrow would stand over Back: start below it */
+  [data-testid="stMainBlockContainer"]:has(.st-key-lecture_stage) { padding-top: 3.75rem; }
+  [data-testid="stLayoutWrapper"]:has(> .st-key-lecture_stage) {
+    height: calc(100dvh - 4.75rem) !important; } }
+@media (max-width: 1279px) { .st-key-step_back kbd, .st-key-step_next kbd { display: none; } }
 @media (min-width: 1600px) {
   [data-testid="stCaptionContainer"], [data-testid="stMetricLabel"] p,
   [data-testid="stTab"] p { font-size: 1.0625rem; }
@@ -458,7 +471,7 @@ def lecture_steps(scheme: Scheme) -> None:
     others (Streamlit ignores them while a text box or slider has the keyboard)."""
     step = current_step()
     title, caption = step_text(step, scheme)
-    back, middle, forward = st.columns([5, 12, 5], vertical_alignment="center")
+    back, middle, forward = st.columns([2, 7, 2], vertical_alignment="center")
     first, last = step == 0, step == len(STEPS) - 1
     back.button(
         "◀ Back", key="step_back", on_click=move_step, args=(-1,), disabled=first,
@@ -528,9 +541,7 @@ def embeddings_view(settings: Settings, embeddings: WindowEmbeddings, step: int)
 
 def similarity_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
     lecture = bool(st.session_state.get("lecture"))
-    show_chart(
-        similarity_figure(embeddings, lecture=lecture, stacked=on_phone()), key="similarity"
-    )
+    show_chart(similarity_figure(embeddings, lecture=lecture, stacked=on_phone()), key="similarity")
     repeat = first_repeat(embeddings)
     if repeat is None:
         st.info(

@@ -137,11 +137,28 @@ class PositionTicks:
     values: list[str]  # category names (row_labels) of the labelled rows
     texts: list[str]  # their short labels
     width: float  # px of the widest short label
+    categories: list[str]  # every row's category name: the heatmaps' y values
+    auto: bool = False  # Plotly picks the labelled rows for the axis length it draws
 
 
-def position_ticks(token_texts: Sequence[str], *, font_size: int, length: float) -> PositionTicks:
+def position_ticks(
+    token_texts: Sequence[str], *, font_size: int, length: float, auto: bool = False
+) -> PositionTicks:
     """Label evenly spaced rows so that labels ``1.3 * font_size`` px apart fit ``length``
-    px of axis; every row keeps its hover."""
+    px of axis; every row keeps its hover.
+
+    ``auto``: for a chart whose height the page sets (lecture mode follows the window), so
+    ``length`` is not known here. The rows' category names are then their short labels and
+    Plotly labels one row in every ``ceil(rows / (length / (1.2 * font_size)))`` for the length
+    it draws (plotly.js ``prepTicks`` on category axes), at every redraw.
+    """
+    if auto:
+        shorts = [for_plotly(short_label(p, text)) for p, text in enumerate(token_texts)]
+        width = max(
+            (text_width(short_label(p, t), font_size) for p, t in enumerate(token_texts)),
+            default=0.0,
+        )
+        return PositionTicks(values=[], texts=[], width=width, categories=shorts, auto=True)
     categories = row_labels(token_texts)
     max_ticks = max(1, int(length // (1.3 * font_size)))
     step = max(1, math.ceil(len(categories) / max_ticks))
@@ -152,6 +169,7 @@ def position_ticks(token_texts: Sequence[str], *, font_size: int, length: float)
         values=[categories[position] for position in chosen],
         texts=[for_plotly(label) for label in shorts],
         width=width,
+        categories=categories,
     )
 
 
@@ -166,6 +184,9 @@ def position_axis(ticks: PositionTicks, *, font_size: int, title: str | None) ->
         "tickfont": {"size": font_size},
         "automargin": False,
     }
+    if ticks.auto:
+        axis |= {"tickmode": "auto"}
+        del axis["tickvals"], axis["ticktext"]
     if title is not None:
         axis["title"] = {"text": title, "standoff": 6}
     return axis
@@ -221,6 +242,7 @@ class PanelLayout:
 
     layout: dict[str, object]
     axes: list[tuple[str, str]]  # ("x2", "y2") ...
+    rows: list[str]  # the category name of each row: the heatmaps' y values
 
 
 COLORBAR_HEIGHT: Final = 110  # px under a panel for a horizontal bar, its ticks and title
@@ -238,6 +260,7 @@ def three_panels(
     panel_height: float,
     x_tick_height: float,
     square: bool = False,
+    follows_page: bool = False,
 ) -> PanelLayout:
     """The layout of ``len(titles)`` panels (1 to 3) over the rows ``token_texts``.
 
@@ -245,7 +268,9 @@ def three_panels(
     settings every panel's horizontal axis shares; ``x_tick_height`` is
     the px its tick labels and title need under a panel. Side by side the figure is
     ``panel_height`` px of plot plus margins; stacked, each panel is ``panel_height`` px (or
-    as tall as wide, ``square``, for a 300-px phone panel).
+    as tall as wide, ``square``, for a 300-px phone panel). ``follows_page``: side by side,
+    the page sets the chart's height (lecture mode fills the window), so Plotly spaces the
+    position labels for the height it draws (:func:`position_ticks` ``auto``).
     """
     sizes = type_sizes(lecture=lecture)
     count = len(titles)
@@ -262,7 +287,8 @@ def three_panels(
     # Side by side the page may give the chart less height than asked (lecture mode follows
     # the window): label as many rows as the smallest panel has room for.
     length = panel_height if stacked else min(panel_height, room(lecture=lecture).panel_height)
-    ticks = position_ticks(token_texts, font_size=sizes.tick, length=length)
+    auto = follows_page and not stacked
+    ticks = position_ticks(token_texts, font_size=sizes.tick, length=length, auto=auto)
     left = ticks.width + 8 + sizes.text * 1.6  # labels, their pad, the rotated axis title
     # Side by side the shared bar stands at the right and RoPE's cos bar lies under its panel;
     # stacked, all bars lie under the panels (width is what a phone lacks).
@@ -348,7 +374,7 @@ def three_panels(
         margin = {"t": title_px, "b": bottom, "l": left, "r": right}
         layout["height"] = height
     layout["margin"] = {side: round(value) for side, value in margin.items()}
-    return PanelLayout(layout=layout, axes=axes)
+    return PanelLayout(layout=layout, axes=axes, rows=ticks.categories)
 
 
 def _axis_names(index: int) -> tuple[str, str]:

@@ -16,8 +16,8 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
+from posviz._layout import panel_title
 from posviz.compare import OrderComparison
-from posviz.figures import panel_title
 from posviz.token_text import for_plotly
 
 MAX_PANEL_CELLS: Final = 8_192  # 8 panels: about 0.4 MB of figure JSON at most
@@ -163,7 +163,11 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
             verdict += f"; 1 in {dims[1]} of {emb_dim} dims"
         layout["annotations"].append(  # type: ignore[attr-defined]
             panel_title(
-                title, note=f"<br><sup>{verdict}</sup>", x=start + width / 2, font_size=font_size
+                title,
+                note=f"<br><sup>{verdict}</sup>",
+                x=start + width / 2,
+                y=1.0,
+                font_size=font_size,
             )
         )
     return go.Figure(data=traces, layout=layout, _validate=False)

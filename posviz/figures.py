@@ -163,7 +163,6 @@ def embeddings_figure(
     reduction = reduction_for(num_rows, window.emb_dim, max_cells=max_cells)
     columns = np.asarray(reduction.columns)
     shown = [np.ascontiguousarray(m[:, columns], dtype=np.float32) for m in matrices]  # [n, k]
-    labels = row_labels(window.token_texts)
     three_way = num_rows * len(columns) <= hover_cells
     customdata = None
     if three_way:
@@ -201,13 +200,14 @@ def embeddings_figure(
         stacked=stacked,
         panel_height=panel_height,
         x_tick_height=sizes.tick * 1.5 + sizes.text * 1.5 + 10,
+        follows_page=lecture,  # the app's lecture stage gives the chart the window's height
     )
     traces: list[dict[str, object]] = [
         {
             "type": "heatmap",
             "z": z,
             "x": columns,
-            "y": labels,
+            "y": grid.rows,
             "coloraxis": "coloraxis2" if own_axis and index == 1 else "coloraxis",
             **({} if customdata is None else {"customdata": customdata}),
             "hovertemplate": _hovertemplate(index, three_way, window.scheme),
@@ -285,7 +285,7 @@ def similarity_figure(
             "type": "heatmap",
             "z": np.ascontiguousarray(matrix[:shown_rows, :shown_rows].numpy(), dtype=np.float32),
             "x": labels,
-            "y": labels,
+            "y": grid.rows,
             "coloraxis": "coloraxis",
             "hovertemplate": hovertemplate,
             "xaxis": x_axis,

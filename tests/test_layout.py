@@ -126,3 +126,37 @@ def test_lecture_type_is_projector_sized() -> None:
 def test_panel_count_outside_one_to_three_is_refused() -> None:
     with pytest.raises(ValueError, match="1 to 3"):
         _layout(count=0)
+
+
+def test_auto_ticks_leave_the_spacing_to_plotly_and_name_rows_by_their_short_label() -> None:
+    texts = ["<b>", "x" * 40, "␣rose"]
+    ticks = position_ticks(texts, font_size=20, length=100, auto=True)
+    assert ticks.auto and ticks.values == [] and ticks.texts == []
+    assert [html.unescape(name) for name in ticks.categories] == [
+        "0 · <b>",
+        "1 · " + "x" * 11 + "…",
+        "2 · ␣rose",
+    ]
+    assert all("<" not in name for name in ticks.categories), "escaped for plotly"
+    assert ticks.width == max(text_width(html.unescape(n), 20) for n in ticks.categories)
+
+
+def test_a_chart_whose_height_the_page_sets_gets_auto_ticks_side_by_side_only() -> None:
+    common = {
+        "titles": TITLES,
+        "note": "",
+        "token_texts": ROSE,
+        "x_axis": {},
+        "colorbars": [Colorbar("coloraxis", -2.0, 2.0, "value")],
+        "lecture": True,
+        "panel_height": 300,
+        "x_tick_height": 60,
+        "follows_page": True,
+    }
+    side = three_panels(stacked=False, **common)  # type: ignore[arg-type]
+    axis = side.layout["yaxis"]
+    assert isinstance(axis, dict) and axis["tickmode"] == "auto" and "tickvals" not in axis
+    assert len(side.rows) == len(ROSE) and len(set(side.rows)) == len(ROSE)
+    stacked = three_panels(stacked=True, **common)  # type: ignore[arg-type]
+    axis = stacked.layout["yaxis"]
+    assert isinstance(axis, dict) and axis["tickmode"] == "array"
