@@ -27,16 +27,16 @@ PANELS = """(selector) => {
 }"""
 
 
-def wait_for_panels(page: Any, selector: str, shown: int) -> None:
-    """Until the chart has three traces, the first ``shown`` visible and drawn."""
+def wait_for_panels(page: Any, selector: str, shown: int, traces: int = 3) -> None:
+    """Until the chart has ``traces`` traces, the first ``shown`` visible and drawn."""
     page.wait_for_function(
-        """([selector, shown]) => {
+        """([selector, shown, traces]) => {
             const gd = document.querySelector(selector);
-            return !!gd && !!gd.data && gd.data.length === 3
+            return !!gd && !!gd.data && gd.data.length === traces
                 && gd.data.filter(t => t.visible !== false).length === shown
                 && gd.querySelectorAll('g.hm').length === shown;
         }""",
-        arg=[selector, shown],
+        arg=[selector, shown, traces],
         timeout=LOAD_TIMEOUT,
     )
 
@@ -83,17 +83,16 @@ def test_lecture_link_steps_through_the_pipeline(page: Any, server_url: str) -> 
     assert page.locator(EMBEDDINGS).count() == 0
     wait_for_text(page, "1 · ␣rose · 8278")  # the chip of " rose" at position 1
 
-    for shown in (1, 2, 3):  # token | + position | = input
+    for shown in (1, 2, 3):  # token | + position | = input; panels still hidden are not drawn
         next_button.click()
-        wait_for_panels(page, EMBEDDINGS, shown)
-        flags = [True] * shown + [False] * (3 - shown)
-        assert panels(page, EMBEDDINGS) == [flags, shown]
+        wait_for_panels(page, EMBEDDINGS, shown, traces=shown)
+        assert panels(page, EMBEDDINGS) == [[True] * shown, shown]
     page.get_by_role("heading", name="5. Input embeddings").wait_for(timeout=LOAD_TIMEOUT)
     assert next_button.is_disabled()
     assert not back_button.is_disabled()
 
     back_button.click()
-    wait_for_panels(page, EMBEDDINGS, 2)
+    wait_for_panels(page, EMBEDDINGS, 2, traces=2)
     assert page.console_errors == []
     assert page.dialogs == []
 
