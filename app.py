@@ -231,6 +231,7 @@ def init_state() -> list[str]:
 
 @once_link_read
 def apply_preset() -> None:
+    """The example menu: load the chosen example into the widgets (keeping the weights)."""
     preset = PRESETS.get(st.session_state["preset"])
     if preset is None:
         return
@@ -262,6 +263,7 @@ def keep_example() -> None:
 
 @once_link_read
 def reset_step() -> None:
+    """Lecture mode starts at step 1; outside it every step is shown at once."""
     st.session_state["step"] = 0 if st.session_state.get("lecture") else len(STEPS) - 1
 
 
@@ -274,6 +276,7 @@ def keep_stride_in_step() -> None:
 
 
 def controls() -> Settings:
+    """The sidebar widgets; returns the settings they hold."""
     with st.sidebar:
         st.selectbox("Example", [*PRESETS, CUSTOM], key="preset", on_change=apply_preset)
         trained = st.session_state.get("weights") == "gpt2"
@@ -492,6 +495,7 @@ def lecture_steps(scheme: Scheme) -> None:
 
 @once_link_read
 def move_step(delta: int) -> None:
+    """Back / Next (and the clicker keys): one lecture step back or forward."""
     step = int(st.session_state.get("step", 0)) + delta
     st.session_state["step"] = min(max(step, 0), len(STEPS) - 1)
 
@@ -524,6 +528,7 @@ def on_phone() -> bool:
 
 
 def embeddings_view(settings: Settings, embeddings: WindowEmbeddings, step: int) -> None:
+    """The Embeddings tab: the three heatmaps and what the scheme adds."""
     lecture = bool(st.session_state.get("lecture"))
     figure = embeddings_figure(
         embeddings, lecture=lecture, panels=STEPS[step].panels, stacked=on_phone()
@@ -540,6 +545,7 @@ def embeddings_view(settings: Settings, embeddings: WindowEmbeddings, step: int)
 
 
 def similarity_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
+    """The Similarity tab: cosine similarity between positions, and what it shows."""
     lecture = bool(st.session_state.get("lecture"))
     show_chart(similarity_figure(embeddings, lecture=lecture, stacked=on_phone()), key="similarity")
     repeat = first_repeat(embeddings)
@@ -560,6 +566,7 @@ def similarity_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
 
 @once_link_read
 def use_example_pair() -> None:
+    """The compare tab's example: "The dog bites the man" / "The man bites the dog"."""
     st.session_state["text"] = DEFAULT_TEXT
     st.session_state["compare_text"] = DEFAULT_COMPARE_TEXT
     st.session_state["window"] = 0
@@ -633,6 +640,7 @@ def compare_view(view: View, tables: TablesFor) -> None:
 
 
 def code_view(settings: Settings) -> None:
+    """The Show-the-code tab: a torch + tiktoken script that prints the same numbers."""
     st.markdown(
         "This script uses only `torch` and `tiktoken` and recreates exactly the batch and the "
         "three matrices on screen, as section 2.8 builds them "
@@ -652,6 +660,7 @@ def code_view(settings: Settings) -> None:
 
 
 def download_view(embeddings: WindowEmbeddings) -> None:
+    """The Download tab: CSV, .npy and an offline HTML figure of the window on screen."""
     st.markdown("The matrices of the window on screen, and the figure as an offline web page.")
     downloads = (  # label, bytes on click, file name, MIME type, widget key
         ("Matrices (.csv)", lambda: matrices_csv(embeddings), "posviz_matrices.csv", "text/csv",
@@ -688,6 +697,7 @@ def lecture_stage(view: View) -> None:
 
 
 def window_views(view: View, step: int, tables: TablesFor) -> None:
+    """Below the controls: chips, shapes and the tabs (each built only when open)."""
     settings, embeddings = view.settings, view.embeddings
     if STEPS[step].show_ids:
         token_chips(view)
@@ -719,6 +729,7 @@ def window_views(view: View, step: int, tables: TablesFor) -> None:
 
 
 def main() -> None:
+    """The page, top to bottom."""
     notices = init_state()
     lecture = bool(st.session_state.get("lecture"))
     st.set_page_config(

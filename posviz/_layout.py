@@ -78,10 +78,12 @@ STACKED_WIDTH: Final = 300  # a 390-px phone less the page's padding and the lab
 
 
 def type_sizes(*, lecture: bool) -> TypeSizes:
+    """Font sizes for lecture mode (projector: every label at least 20 px) or normal mode."""
     return LECTURE_TYPE if lecture else NORMAL_TYPE
 
 
 def room(*, lecture: bool) -> Room:
+    """The smallest panel the layout must fit without collisions, per mode."""
     return LECTURE_ROOM if lecture else NORMAL_ROOM
 
 

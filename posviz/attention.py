@@ -57,12 +57,14 @@ class AttentionWeights:
     @property
     def d_in(self) -> int:
         """Width of the vectors attention reads (the embedding dimension)."""
-        return int(self.w_query.shape[1])
+        _, d_in = self.w_query.shape  # [d_out, d_in]
+        return d_in
 
     @property
     def d_out(self) -> int:
         """Width of the queries, keys, values and context vectors."""
-        return int(self.w_query.shape[0])
+        d_out, _ = self.w_query.shape  # [d_out, d_in]
+        return d_out
 
 
 def book_attention_weights(

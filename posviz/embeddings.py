@@ -99,6 +99,7 @@ class _RecentRows:
         return found
 
     def put(self, rows: dict[int, torch.Tensor]) -> None:
+        """Remember ``rows`` (token id -> row), dropping the least recently used beyond capacity."""
         with self._lock:
             self._rows.update(rows)
             while len(self._rows) > self.capacity:

@@ -79,10 +79,12 @@ class Reduction:
 
     @property
     def columns(self) -> range:
+        """The dimensions a panel shows (every one, or every ``column_step``-th)."""
         return range(0, self.emb_dim, self.column_step)
 
     @property
     def note(self) -> str:
+        """What a panel title says about the dimensions left out (``""`` for none)."""
         if self.column_step == 1:
             return ""
         return f"every {_ordinal(self.column_step)} of {self.emb_dim} dims (exact values)"

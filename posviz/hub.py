@@ -179,6 +179,7 @@ class _KeepRedirects(urllib.request.HTTPRedirectHandler):
         msg: str,
         headers: http.client.HTTPMessage,
     ) -> IO[bytes]:
+        """The 302 response itself, unfollowed (its headers name the commit)."""
         return fp
 
     http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302

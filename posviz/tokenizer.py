@@ -132,6 +132,7 @@ class _EncodingOnce:
         return encoding
 
     def cache_clear(self) -> None:
+        """Forget the built encoding (tests build it again from other files)."""
         with self._lock:
             self._encoding = None
 

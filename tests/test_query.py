@@ -284,7 +284,7 @@ def test_long_text_is_left_out_and_the_link_says_so() -> None:
     link = read_link(params)
     assert link.settings == Settings(emb_dim=8)
     assert len(link.notices) == 1 and "2,000 characters" in link.notices[0]
-    assert "shows the default text instead" in link.notices[0], "the page says it shows another text"
+    assert "shows the default text instead" in link.notices[0], "it says another text is shown"
     assert query_from_settings(Settings(text="y" * 2_000)) == {"text": "y" * 2_000}
 
 
