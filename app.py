@@ -116,6 +116,7 @@ body:has(.st-key-lecture_stage) [data-testid="stHeader"] button { pointer-events
   [data-testid="stLayoutWrapper"]:has(> .st-key-lecture_stage) {
     height: calc(100dvh - 4.75rem) !important; } }
 @media (max-width: 1279px) { .st-key-step_back kbd, .st-key-step_next kbd { display: none; } }
+@media (max-width: 640px) { [data-testid="stMain"] h1 { font-size: 2.25rem !important; } }
 @media (min-width: 1600px) {
   [data-testid="stCaptionContainer"], [data-testid="stMetricLabel"] p,
   [data-testid="stTab"] p { font-size: 1.0625rem; }

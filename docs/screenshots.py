@@ -1,21 +1,24 @@
 """Regenerate the README screenshots from the running app: ``python docs/screenshots.py``.
 
 Starts ``streamlit run app.py`` on 127.0.0.1 (``devtools.server.start_server``), opens it in
-Debian's headless Chromium (Playwright, no ``playwright install``) at 1600 x 1000 with device
-scale factor 1, and writes into docs/:
+Debian's headless Chromium (Playwright, no ``playwright install``), one screen size per picture
+(CSS px, device scale factor 1), and writes into docs/:
 
-* screenshot.png: the default view (three panels, token chips, tensor shapes);
-* similarity.png: the Similarity tab for the default "A rose is a rose" text;
-* lecture.png: lecture mode at its last step (all three panels);
-* rope.png: the RoPE scheme.
+* lecture.png: lecture mode at step 5 on a 1920 x 1080 projector, the window as it is (no
+  scrolling: everything is on one screen);
+* screenshot.png: the default view at 1280 x 800 (a laptop), the whole page;
+* rope.png: the RoPE scheme at 1024 x 768 with the sidebar open, the whole page;
+* phone.png: a 390 x 844 phone (an iPhone's User-Agent), panels stacked, the whole page;
+* similarity.png: the Similarity tab at 1280 x 800, the whole page.
 
-Each page is taken at its full height (Streamlit scrolls inside its main section, so the
-window is made as tall as that section). Waits are for page conditions, never for time.
+A whole page is taken by making the window as tall as Streamlit's main section (it scrolls
+inside that section). Waits are for page conditions, never for time.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +31,10 @@ from devtools.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from devtools.server import start_server  # noqa: E402
 
 DOCS = ROOT / "docs"
-WIDTH, HEIGHT = 1600, 1000
+PHONE_AGENT = (
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
+    "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"
+)
 TIMEOUT = 120_000  # ms: the server's first run imports torch
 MAX_BYTES = 400_000
 
@@ -58,18 +64,20 @@ def wait_for_chart(page: Any, key: str, marker: str, shown: int = 3) -> None:
     page.wait_for_function(IDLE, arg=marker, timeout=TIMEOUT)
 
 
-def capture(page: Any, name: str, marker: str) -> Path:
-    """Screenshot the whole page (grown to its content's height) into docs/<name>."""
+def capture(page: Any, name: str, marker: str, *, whole: bool = True) -> Path:
+    """Screenshot into docs/<name>: the window as it is, or (``whole``) grown to the height of
+    the page's content."""
     page.mouse.move(0, 0)  # no hover labels or modebar in the picture
-    height = max(HEIGHT, int(page.evaluate(CONTENT_HEIGHT)))
-    page.set_viewport_size({"width": WIDTH, "height": height})
+    size = page.viewport_size
+    if whole:
+        height = max(size["height"], int(page.evaluate(CONTENT_HEIGHT)))
+        page.set_viewport_size({"width": size["width"], "height": height})
     page.wait_for_function(IDLE, arg=marker, timeout=TIMEOUT)
     path = DOCS / name
-    page.screenshot(path=str(path), type="png", full_page=True)
-    page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
-    size = path.stat().st_size
-    if size > MAX_BYTES:
-        raise SystemExit(f"{path} is {size:,} bytes; keep it under {MAX_BYTES:,} (clip it)")
+    page.screenshot(path=str(path), type="png", full_page=whole)
+    page.set_viewport_size(size)
+    if path.stat().st_size > MAX_BYTES:
+        raise SystemExit(f"{path} is {path.stat().st_size:,} bytes; keep it under {MAX_BYTES:,}")
     return path
 
 
@@ -83,28 +91,39 @@ def similarity_view(page: Any, url: str) -> Path:
     page.goto(url)
     wait_for_chart(page, "embeddings", LAST_CAPTION)
     page.get_by_role("tab", name="Similarity").click()
-    marker = "Middle: similarity"  # the similarity tab's last caption
+    marker = "appears at positions"  # the similarity tab: the repeated token
     wait_for_chart(page, "similarity", marker)
     return capture(page, "similarity.png", marker)
 
 
 def lecture_view(page: Any, url: str) -> Path:
-    page.goto(f"{url}/?lecture=1")
-    page.get_by_role("heading", name="1. Text").wait_for(timeout=TIMEOUT)
-    next_button = page.locator(".st-key-step_next button")
-    next_button.click()
-    page.get_by_role("heading", name="2. Token IDs").wait_for(timeout=TIMEOUT)
-    for shown in (1, 2, 3):
-        next_button.click()
-        wait_for_chart(page, "embeddings", LAST_CAPTION, shown)
-    page.get_by_role("heading", name="5. Input embeddings").wait_for(timeout=TIMEOUT)
-    return capture(page, "lecture.png", LAST_CAPTION)
+    page.goto(f"{url}/?lecture=1&step=5")
+    marker = "5. Input embeddings"
+    page.get_by_role("heading", name=marker).wait_for(timeout=TIMEOUT)
+    wait_for_chart(page, "embeddings", marker)
+    return capture(page, "lecture.png", marker, whole=False)
 
 
 def rope_view(page: Any, url: str) -> Path:
     page.goto(f"{url}/?scheme=rope")
     wait_for_chart(page, "embeddings", LAST_CAPTION)
     return capture(page, "rope.png", LAST_CAPTION)
+
+
+def phone_view(page: Any, url: str) -> Path:
+    page.goto(url)
+    wait_for_chart(page, "embeddings", LAST_CAPTION)
+    return capture(page, "phone.png", LAST_CAPTION)
+
+
+# Each picture: how it is taken, the window (CSS px), and whether the browser is a phone.
+SHOTS: tuple[tuple[Callable[[Any, str], Path], int, int, bool], ...] = (
+    (lecture_view, 1920, 1080, False),
+    (default_view, 1280, 800, False),
+    (rope_view, 1024, 768, False),
+    (phone_view, 390, 844, True),
+    (similarity_view, 1280, 800, False),
+)
 
 
 def main() -> None:
@@ -114,13 +133,18 @@ def main() -> None:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
             try:
-                context = browser.new_context(
-                    viewport={"width": WIDTH, "height": HEIGHT}, device_scale_factor=1
-                )
-                page = context.new_page()
-                for shoot in (default_view, similarity_view, lecture_view, rope_view):
-                    path = shoot(page, url)
-                    print(f"{path.relative_to(ROOT)}: {path.stat().st_size:,} bytes")
+                for shoot, width, height, phone in SHOTS:
+                    options: dict[str, Any] = {
+                        "viewport": {"width": width, "height": height},
+                        "device_scale_factor": 1,
+                    }
+                    if phone:
+                        options |= {"user_agent": PHONE_AGENT, "is_mobile": True, "has_touch": True}
+                    context = browser.new_context(**options)
+                    path = shoot(context.new_page(), url)
+                    context.close()
+                    size = path.stat().st_size
+                    print(f"{path.relative_to(ROOT)} ({width}x{height}): {size:,} bytes")
             finally:
                 browser.close()
     finally:

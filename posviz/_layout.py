@@ -416,6 +416,7 @@ def _colorbar_axis(
             "yanchor": "bottom",
             "ypad": 0,
             "title": {"text": bar.title, "side": "top", "font": {"size": sizes.text}},
+            "nticks": 3,  # a bar under one panel is short: upright labels, not turned ones
         }
     return {
         "colorscale": COLORSCALE_STEPS,
