@@ -29,10 +29,14 @@ PHONE_AGENT = (
 )
 STEP_TITLES = ("1. Text", "2. Token IDs", "3. Token embeddings", "4. Positional", "5. Input")
 
-# True once the chart has `shown` heatmaps drawn and Streamlit has finished its run.
+# True once the chart has `shown` heatmaps drawn for the size it has on the page (Plotly
+# redraws a chart whose container changed size a moment later) and Streamlit has finished.
 DRAWN = """([selector, shown]) => {
     const gd = document.querySelector(selector);
-    return !!gd && !!gd._fullLayout && gd.querySelectorAll('g.hm').length === shown
+    if (!gd || !gd._fullLayout || gd.querySelectorAll('g.hm').length !== shown) return false;
+    const box = gd.getBoundingClientRect();
+    return Math.abs(gd._fullLayout.width - box.width) < 1
+        && Math.abs(gd._fullLayout.height - box.height) < 1
         && !document.querySelector('[data-stale="true"]')
         && !document.querySelector('[data-testid="stStatusWidget"]');
 }"""
