@@ -253,6 +253,11 @@ def _streamlit_static() -> str:
     return os.path.join(os.path.dirname(streamlit.__file__), "static", "static", "js")
 
 
+_BUILT_INS = {
+    "getBoundingClientRect": "forced style + layout (getBoundingClientRect; Plotly's bBox)",
+    "checkVisibility": "forced style (checkVisibility; Streamlit)",
+    "toDataURL": "heatmap image encoding (canvas.toDataURL)",
+}
 _PLOTLY_GROUPS = (  # plotly.js source modules -> what they do, first match wins
     ("src/traces/heatmap/", "plotly: heatmap calc + drawing"),
     ("src/components/colorbar/", "plotly: colour bars"),
@@ -265,7 +270,7 @@ _PLOTLY_GROUPS = (  # plotly.js source modules -> what they do, first match wins
     ("src/plots/plots.js", "plotly: plot_api (react diff, defaults)"),
     ("src/lib/", "plotly: lib (typed arrays, coerce...)"),
     ("node_modules/", "plotly: d3 and other libraries"),
-    ("(Streamlit", "Streamlit PlotlyChart (spec parse, theme pass; on load: plotly.js init)"),
+    ("(Streamlit", "Streamlit PlotlyChart (spec parse, theme; page load: plotly.js init)"),
 )
 
 
@@ -287,14 +292,14 @@ def _profile_buckets(profile: dict[str, Any], modules: _ModuleMap) -> Counter[st
         elif "PlotlyChart" in url:
             module = modules.module(url, frame["lineNumber"], frame["columnNumber"])
             bucket = next(
-                (g for p, g in _PLOTLY_GROUPS if module.startswith(p)), f"plotly: {module}"
+                (g for p, g in _PLOTLY_GROUPS if module.startswith(p)), "plotly: other modules"
             )
         elif "protobuf" in url:
             bucket = "Streamlit: protobuf decode"
         elif "/static/" in url:
             bucket = "Streamlit + React (rerun handling, render)"
-        elif not url:
-            bucket = f"built-in {name or '?'}"
+        elif not url:  # the browser's own functions, called from the page's scripts
+            bucket = _BUILT_INS.get(name, "built-ins: other DOM and JS calls")
         else:
             bucket = f"other scripts ({url.rsplit('/', 1)[-1][:40]})"
         buckets[bucket] += seconds
