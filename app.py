@@ -90,17 +90,25 @@ LECTURE_CHIPS_SHOWN = 24
 #   needs Back/Next at least 48 px tall with 20-px text and everything a student reads at
 #   least 20 px; on screens from 1600 px wide captions, tabs and metric labels grow;
 # * the page's top bar: in lecture mode it is see-through and the stage starts under it (its
-#   only control, the sidebar's arrow, stands left of Back);
+#   only control, the sidebar's arrow, stands left of Back). The bar is selected through its
+#   sibling, the main area (`:has(~ ...)`), and only its full-width toolbar rows are named:
+#   `body:has(...) [data-testid="stHeader"] *` made each style recalculation of the page 2-3x
+#   slower, in every mode (Plotly measures its labels one by one: each forces one), which
+#   cost 80-100 ms per key press at the defaults (benchmarks/browser_timing.py);
 # * st.button takes one shortcut: Back/Next carry PageUp/PageDown, and two buttons that only
 #   carry the arrow keys (what the other presentation clickers send) are not shown.
 PAGE_STYLE = """<style>
 [data-testid="stLayoutWrapper"]:has(> .st-key-lecture_stage) {
   height: calc(100dvh - 2rem) !important; flex-basis: auto !important; }
 [data-testid="stMainBlockContainer"]:has(.st-key-lecture_stage) { padding-top: 1rem; }
-body:has(.st-key-lecture_stage) [data-testid="stHeader"] { background: transparent; }
-body:has(.st-key-lecture_stage) [data-testid="stHeader"],
-body:has(.st-key-lecture_stage) [data-testid="stHeader"] * { pointer-events: none; }
-body:has(.st-key-lecture_stage) [data-testid="stHeader"] button { pointer-events: auto; }
+[data-testid="stHeader"]:has(~ [data-testid="stMain"] .st-key-lecture_stage) {
+  background: transparent; pointer-events: none; }
+[data-testid="stHeader"]:has(~ [data-testid="stMain"] .st-key-lecture_stage)
+  [data-testid="stToolbar"],
+[data-testid="stHeader"]:has(~ [data-testid="stMain"] .st-key-lecture_stage)
+  [data-testid="stToolbar"] > div { pointer-events: none; }
+[data-testid="stHeader"]:has(~ [data-testid="stMain"] .st-key-lecture_stage) button {
+  pointer-events: auto; }
 .st-key-lecture_stage h2 { font-size: 2rem; padding: 0; }
 .st-key-lecture_stage [data-testid="stMarkdownContainer"] p,
 .st-key-lecture_stage [data-testid="stWidgetLabel"] p,
