@@ -9,6 +9,9 @@ page conditions, never for time; nothing is timed.
 * On a phone the panels are stacked, each nearly the phone's width.
 * At T = 1024 the chart starts within 1,600 px of the top of the page.
 * ``?step=N`` links and the clicker keys (PageDown / PageUp, → / ←) move through the steps.
+* The shape labels say what the scheme adds, and choosing another scheme keeps the example.
+* A text too long for its link: the sidebar says so and offers the file; the link says the
+  text was left out, and the page it opens says so.
 """
 
 from __future__ import annotations
@@ -268,3 +271,47 @@ def test_step_links_and_clicker_keys(sized: Any, server_url: str) -> None:
             timeout=LOAD_TIMEOUT,
         )
     assert page.console_errors == []
+
+
+def test_words_follow_the_scheme_and_the_example_stays(sized: Any, server_url: str) -> None:
+    page = sized(1280, 800)
+    page.goto(f"{server_url}/?scheme=none")
+    wait_drawn(page)
+    labels = page.locator('[data-testid="stMetricLabel"]').all_inner_texts()
+    assert "+ nothing (no positional signal)" in labels, labels
+    assert not any(label.startswith("+ positional embeddings") for label in labels), labels
+    example = page.locator('[data-testid="stSelectbox"] input').first  # the example menu
+    assert example.input_value().startswith("A rose is a rose"), "the link's text is the example's"
+    scheme = page.locator('[data-testid="stSelectbox"]').nth(1)  # "Positional scheme"
+    scheme.click()
+    page.get_by_role("option", name="RoPE (rotary, Llama)").click()
+    page.get_by_text("↻ rotation angles").first.wait_for(timeout=LOAD_TIMEOUT)
+    wait_drawn(page)
+    labels = page.locator('[data-testid="stMetricLabel"]').all_inner_texts()
+    assert any(label.startswith("↻ rotation angles") for label in labels), labels
+    assert any(label.startswith("= rotated embeddings") for label in labels), labels
+    assert example.input_value().startswith("A rose is a rose"), "only the scheme changed"
+
+
+def test_a_link_without_its_long_text_says_so(sized: Any, server_url: str) -> None:
+    page = sized(1280, 800)
+    text = "A rose is a rose. " * 150  # 2,700 characters: more than a link carries
+    page.goto(f"{server_url}/?emb_dim=8")
+    area = page.locator('[data-testid="stTextArea"] textarea').first
+    area.wait_for(timeout=LOAD_TIMEOUT)
+    area.fill(text)
+    area.press("Control+Enter")
+    page.get_by_text("too long for the page's link").wait_for(timeout=LOAD_TIMEOUT)
+    page.get_by_role("button", name="Download the text (.txt)").wait_for(timeout=LOAD_TIMEOUT)
+    page.wait_for_function(
+        "() => new URLSearchParams(location.search).get('text_omitted') === '1'"
+        " && !new URLSearchParams(location.search).has('text')",
+        timeout=LOAD_TIMEOUT,
+    )
+    link = page.url
+    opened = sized(1280, 800)
+    opened.goto(link)
+    opened.get_by_text("too long for a link").first.wait_for(timeout=LOAD_TIMEOUT)
+    notice = opened.locator('[data-testid="stAlert"]').first.inner_text()
+    assert "2,000 characters" in notice and "default text" in notice, notice
+    assert page.console_errors == [] and opened.console_errors == []
