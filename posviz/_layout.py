@@ -154,22 +154,21 @@ def position_ticks(
     Plotly labels one row in every ``ceil(rows / (length / (1.2 * font_size)))`` for the length
     it draws (plotly.js ``prepTicks`` on category axes), at every redraw.
     """
+    rows = len(token_texts)
     if auto:
-        shorts = [for_plotly(short_label(p, text)) for p, text in enumerate(token_texts)]
-        width = max(
-            (text_width(short_label(p, t), font_size) for p, t in enumerate(token_texts)),
-            default=0.0,
-        )
-        return PositionTicks(values=[], texts=[], width=width, categories=shorts, auto=True)
-    categories = row_labels(token_texts)
-    max_ticks = max(1, int(length // (1.3 * font_size)))
-    step = max(1, math.ceil(len(categories) / max_ticks))
-    chosen = range(0, len(categories), step)
+        chosen = range(rows)
+    else:
+        max_ticks = max(1, int(length // (1.3 * font_size)))
+        chosen = range(0, rows, max(1, math.ceil(rows / max_ticks)))
     shorts = [short_label(position, token_texts[position]) for position in chosen]
     width = max((text_width(label, font_size) for label in shorts), default=0.0)
+    texts = [for_plotly(label) for label in shorts]
+    if auto:  # the short labels name the rows, and Plotly chooses which to show
+        return PositionTicks(values=[], texts=[], width=width, categories=texts, auto=True)
+    categories = row_labels(token_texts)
     return PositionTicks(
         values=[categories[position] for position in chosen],
-        texts=[for_plotly(label) for label in shorts],
+        texts=texts,
         width=width,
         categories=categories,
     )
@@ -180,15 +179,13 @@ def position_axis(ticks: PositionTicks, *, font_size: int, title: str | None) ->
     axis: dict[str, object] = {
         "autorange": "reversed",
         "type": "category",
-        "tickmode": "array",
-        "tickvals": ticks.values,
-        "ticktext": ticks.texts,
         "tickfont": {"size": font_size},
         "automargin": False,
     }
     if ticks.auto:
-        axis |= {"tickmode": "auto"}
-        del axis["tickvals"], axis["ticktext"]
+        axis["tickmode"] = "auto"
+    else:
+        axis |= {"tickmode": "array", "tickvals": ticks.values, "ticktext": ticks.texts}
     if title is not None:
         axis["title"] = {"text": title, "standoff": 6}
     return axis
