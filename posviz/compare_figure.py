@@ -16,27 +16,16 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from posviz._layout import panel_title
+from posviz._layout import COLORSCALE_STEPS, panel_title, row_labels
 from posviz.compare import OrderComparison
-from posviz.token_text import for_plotly
 
 MAX_PANEL_CELLS: Final = 8_192  # 8 panels: about 0.4 MB of figure JSON at most
-# The embeddings figure's diverging, colour-blind-safe scale (ColorBrewer RdBu), as the
-# [position, colour] steps plotly's validation would expand it to.
-_COLORSCALE_STEPS: Final = tuple(
-    tuple(step) for step in go.layout.Coloraxis(colorscale="RdBu_r").colorscale
-)
 _SAME: Final = "same rows, reordered"
 _DIFFER: Final = "differ"
 
 
 def _verdict(same: bool) -> str:
     return _SAME if same else _DIFFER
-
-
-def _row_labels(token_texts: tuple[str, ...]) -> list[str]:
-    """``"position · token"`` per row: positions keep repeated tokens apart."""
-    return [f"{position} · {for_plotly(text)}" for position, text in enumerate(token_texts)]
 
 
 def _dims_shown(num_rows: int, emb_dim: int) -> range:
@@ -94,7 +83,7 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
         _verdict(without.permuted) + mask,
         _verdict(positioned.permuted) + mask,
     ]
-    labels = (_row_labels(a.token_texts), _row_labels(b.token_texts))
+    labels = (row_labels(a.token_texts), row_labels(b.token_texts))
     n = len(a.token_ids)
     font_size = 22 if lecture else 14
     gap, row_gap = 0.03, 0.12
@@ -120,7 +109,7 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
         limit = float(max(np.abs(z).max() for z in shown)) or 1.0
         axis = "coloraxis" if column == 0 else f"coloraxis{column + 1}"
         layout[axis] = {
-            "colorscale": _COLORSCALE_STEPS,
+            "colorscale": COLORSCALE_STEPS,
             "cmin": -limit,
             "cmid": 0.0,
             "cmax": limit,
