@@ -692,29 +692,33 @@ def download_view(embeddings: WindowEmbeddings) -> None:
 def lecture_stage(view: View) -> None:
     """Lecture mode: one step on one screen, the chart filling what the text leaves."""
     step = current_step()
-    settings, embeddings = view.settings, view.embeddings
     with st.container(key="lecture_stage", height=720, border=False):  # PAGE_STYLE: window
-        lecture_steps(settings.scheme)
+        lecture_steps(view.settings.scheme)
         window_picker(view)
-        if STEPS[step].show_ids:
-            token_chips(view)
-        else:
-            st.markdown(f"## {for_markdown(readable(settings.text[:400]))}")
-        if STEPS[step].panels and embeddings is not None:
-            shapes_line(settings, view.batch)
-            embeddings_view(settings, embeddings, step)
+        embeddings = step_tokens_and_shapes(view, step)
+        if embeddings is not None:
+            embeddings_view(view.settings, embeddings, step)
+
+
+def step_tokens_and_shapes(view: View, step: int) -> WindowEmbeddings | None:
+    """The step's tokens (chips, or the text before it is tokenized) and, from the first step
+    with panels, the tensor shapes; returns the embeddings to draw (``None``: no panels)."""
+    if STEPS[step].show_ids:
+        token_chips(view)
+    else:
+        st.markdown(f"## {for_markdown(readable(view.settings.text[:400]))}")
+    if STEPS[step].panels == 0 or view.embeddings is None:
+        return None
+    shapes_line(view.settings, view.batch)
+    return view.embeddings
 
 
 def window_views(view: View, step: int, tables: TablesFor) -> None:
     """Below the controls: chips, shapes and the tabs (each built only when open)."""
-    settings, embeddings = view.settings, view.embeddings
-    if STEPS[step].show_ids:
-        token_chips(view)
-    else:
-        st.markdown(f"## {for_markdown(readable(settings.text[:400]))}")
-    if STEPS[step].panels == 0 or embeddings is None:
+    settings = view.settings
+    embeddings = step_tokens_and_shapes(view, step)
+    if embeddings is None:
         return
-    shapes_line(settings, view.batch)
     tabs = st.tabs(
         ["Embeddings", "Similarity", WORD_ORDER, "Show the code", "Download"],
         key="view",
