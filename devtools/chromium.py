@@ -6,6 +6,7 @@ Playwright drives it through ``executable_path``; never ``playwright install``.
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Final
 
 CHROMIUM: Final = "/usr/bin/chromium"  # apt-get install -y chromium
@@ -18,4 +19,15 @@ CHROMIUM_ARGS: Final = (
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+)
+# Browser-context options of a phone: posviz stacks the panels for a User-Agent with "Mobi".
+PHONE_CONTEXT: Final = MappingProxyType(
+    {
+        "user_agent": (
+            "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
+            "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"
+        ),
+        "is_mobile": True,
+        "has_touch": True,
+    }
 )

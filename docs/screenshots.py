@@ -27,14 +27,10 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from devtools.chromium import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from devtools.chromium import CHROMIUM, CHROMIUM_ARGS, PHONE_CONTEXT  # noqa: E402
 from devtools.server import start_server  # noqa: E402
 
 DOCS = ROOT / "docs"
-PHONE_AGENT = (
-    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
-    "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"
-)
 TIMEOUT = 120_000  # ms: the server's first run imports torch
 MAX_BYTES = 400_000
 
@@ -139,7 +135,7 @@ def main() -> None:
                         "device_scale_factor": 1,
                     }
                     if phone:
-                        options |= {"user_agent": PHONE_AGENT, "is_mobile": True, "has_touch": True}
+                        options |= PHONE_CONTEXT
                     context = browser.new_context(**options)
                     path = shoot(context.new_page(), url)
                     context.close()

@@ -21,15 +21,13 @@ from typing import Any
 
 import pytest
 
+from devtools.chromium import PHONE_CONTEXT
+
 pytestmark = pytest.mark.browser
 
 LOAD_TIMEOUT = 180_000  # ms: the server's first run imports torch (on a busy machine)
 CHART = ".st-key-embeddings .js-plotly-plot"
 SIMILARITY = ".st-key-similarity .js-plotly-plot"
-PHONE_AGENT = (
-    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
-    "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"
-)
 STEP_TITLES = ("1. Text", "2. Token IDs", "3. Token embeddings", "4. Positional", "5. Input")
 
 # True once the chart has `shown` heatmaps drawn for the size it has on the page (Plotly
@@ -92,7 +90,7 @@ def sized(browser: Any) -> Iterator[Any]:
     def make(width: int, height: int, *, phone: bool = False) -> Any:
         options: dict[str, object] = {"viewport": {"width": width, "height": height}}
         if phone:
-            options |= {"user_agent": PHONE_AGENT, "is_mobile": True, "has_touch": True}
+            options |= PHONE_CONTEXT
         context = browser.new_context(**options)
         contexts.append(context)
         page = context.new_page()
