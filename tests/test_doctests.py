@@ -11,11 +11,11 @@ import pytest
 
 import posviz
 
-# __main__ runs the command-line interface when imported; everything else is importable.
+# Every module, in subpackages too; __main__ runs the command line when imported.
 MODULES = sorted(
-    f"posviz.{info.name}"
-    for info in pkgutil.iter_modules(posviz.__path__)
-    if info.name != "__main__"
+    info.name
+    for info in pkgutil.walk_packages(posviz.__path__, prefix="posviz.")
+    if info.name.rpartition(".")[2] != "__main__"
 )
 
 

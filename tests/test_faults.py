@@ -218,7 +218,7 @@ UNSAFE_IN_STYLE = re.compile(r"<(?!/?style>)|javascript:|@import|url\(|expressio
 
 
 def test_no_html_sink_in_app_or_core() -> None:
-    sources = [ROOT / "app.py", *sorted((ROOT / "posviz").glob("*.py"))]
+    sources = [ROOT / "app.py", *sorted((ROOT / "posviz").rglob("*.py"))]  # subpackages too
     assert len(sources) > 5
     hits = [
         f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
