@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from posviz.attention import book_attention_weights
 from posviz.compare import MAX_COMPARE_TOKENS, compare_with_text
-from posviz.compare_figure import compare_figure
 from posviz.embeddings import SeededEmbeddings
+from posviz.plots.word_order import compare_figure
 from posviz.tokenizer import encode
 
 REPEATS = 5

@@ -51,7 +51,7 @@ is printed next to them; CPU per rerun is measured on the server process itself.
 
 ``--server-option section.name=value`` (repeatable) measures another Streamlit setting, and
 ``POSVIZ_GC_FREEZE=0`` in the environment (passed on to the servers) measures without
-app_runtime's ``gc.freeze()``. The four garbage-collection variants of the README::
+posviz_app.runtime's ``gc.freeze()``. The four garbage-collection variants of the README::
 
     python benchmarks/loadtest.py --only capacity --reruns 120                 # chosen
     python benchmarks/loadtest.py --only capacity --reruns 120 \\

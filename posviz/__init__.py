@@ -24,11 +24,11 @@ from posviz.attention import book_attention_weights, self_attention
 from posviz.batching import Batch, make_batch
 from posviz.codegen import reproduction_script
 from posviz.compare import OrderComparison, compare_order, compare_with_text
-from posviz.compare_figure import compare_figure
 from posviz.config import SCHEMES, Scheme, Settings, SettingsError, validate
 from posviz.embeddings import SeededEmbeddings
-from posviz.figures import embeddings_figure, similarity_figure
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings, embed_window
+from posviz.plots.heatmaps import embeddings_figure, similarity_figure
+from posviz.plots.word_order import compare_figure
 from posviz.tokenizer import TokenizerDataError, decode, encode
 from posviz.view import View, build_view
 

@@ -44,8 +44,6 @@ import plotly.io as pio
 from posviz.attention import book_attention_weights
 from posviz.codegen import reproduction_script
 from posviz.compare import OrderComparison, compare_with_text
-from posviz.compare_figure import compare_figure
-from posviz.compare_lesson import summary_lines
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
     EMB_DIM_RANGE,
@@ -60,10 +58,12 @@ from posviz.config import (
 )
 from posviz.embeddings import TorchFillError
 from posviz.export import figure_html, matrices_csv, matrices_npy
-from posviz.figures import embeddings_figure, similarity_figure
-from posviz.hub import HubError, HubFile, Progress
+from posviz.gpt2.hub import HubError, HubFile, Progress
+from posviz.gpt2.store import Gpt2Store
+from posviz.lesson.word_order import summary_lines
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings
-from posviz.pretrained import Gpt2Store
+from posviz.plots.heatmaps import embeddings_figure, similarity_figure
+from posviz.plots.word_order import compare_figure
 from posviz.tokenizer import TokenizerDataError
 from posviz.view import TablesFor, build_view, seeded_tables
 

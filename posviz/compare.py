@@ -12,7 +12,7 @@ With positions they are not.
 
 If the two texts are not a permutation of each other (a token more or less, or a different
 token, often a word that gained or lost its leading space), :class:`OrderComparison` says which
-tokens differ instead. Words for the page live in :mod:`posviz.compare_lesson`.
+tokens differ instead. Words for the page live in :mod:`posviz.lesson.word_order`.
 
 >>> match_permutation([5, 7, 5, 9], [9, 5, 7, 5])
 (3, 0, 1, 2)

@@ -35,7 +35,7 @@ from posviz.config import (
     Settings,
     for_weights,
 )
-from posviz.lecture import STEPS
+from posviz.lesson.lecture import STEPS
 
 MAX_TEXT_IN_URL: Final = 2_000  # longer texts are not put in links (browsers cut long URLs)
 _INT_RANGES: Final = {

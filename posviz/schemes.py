@@ -7,7 +7,7 @@
   dimensions is rotated by ``position * theta_i``. Real models rotate queries and keys inside
   attention; posviz rotates the token vectors to show the effect.
 
-Formulas only: what the page says about each scheme is in :mod:`posviz.lesson_text`.
+Formulas only: what the page says about each scheme is in :mod:`posviz.lesson.schemes`.
 
 >>> sinusoidal_encoding(2, 4)[1]
 tensor([0.8415, 0.5403, 0.0100, 0.9999])

@@ -1,12 +1,12 @@
 """Cosine similarity between positions: which rows of a matrix point the same way.
 
 For the token, position and input matrices of one window, :func:`similarities` gives three
-``[n, n]`` matrices (:func:`posviz.figures.similarity_figure` draws them side by side). The
+``[n, n]`` matrices (:func:`posviz.plots.heatmaps.similarity_figure` draws them side by side). The
 lesson: a token that appears twice has the *same* token vector at both positions (similarity
 exactly 1.0 in the token panel); adding (or rotating by) the position makes the two input
 vectors differ.
 :func:`first_repeat` finds such a pair with its values from the matrices, so the sentence
-on screen (:func:`posviz.lesson_text.repeat_sentence`) matches the figure.
+on screen (:func:`posviz.lesson.schemes.repeat_sentence`) matches the figure.
 
 A zero row has no direction: posviz defines its similarity with every row, itself included,
 as 0. That is what the ``none`` scheme's all-zero position panel shows.
@@ -115,7 +115,7 @@ def repeated_token_pairs(token_ids: Sequence[int]) -> list[tuple[int, int]]:
 @dataclass(frozen=True)
 class RepeatedToken:
     """Two occurrences of one token and their similarity in each panel (values from the
-    matrices the figure shows; :mod:`posviz.lesson_text` words them)."""
+    matrices the figure shows; :mod:`posviz.lesson.schemes` words them)."""
 
     scheme: Scheme
     token_id: int

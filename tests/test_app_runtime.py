@@ -1,4 +1,4 @@
-"""app_runtime.py and the server settings, against the real `streamlit run app.py`.
+"""posviz_app/runtime.py and the server settings, against the real `streamlit run app.py`.
 
 * An unexpected error: the user sees the short message, the server log has the traceback.
 * No connection ever leaves loopback once the app has run (a monitor in
@@ -32,8 +32,8 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-import app_runtime
 from devtools.server import Server, running_server
+from posviz_app import runtime as app_runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOKS = Path(__file__).resolve().parent / "server_hooks"

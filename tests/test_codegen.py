@@ -24,9 +24,9 @@ from posviz.codegen import BOOK_CH02_URL, reproduction_script, text_literal
 from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, compare_order
 from posviz.config import SCHEMES, Settings, SettingsError, for_weights
 from posviz.embeddings import SeededEmbeddings
+from posviz.gpt2.store import Gpt2Store
 from posviz.pipeline import WindowEmbeddings
 from posviz.presets import PRESETS, VERDICT_OPENING
-from posviz.pretrained import Gpt2Store
 from posviz.tokenizer import encode
 from posviz.view import build_view
 

@@ -9,10 +9,10 @@ import pytest
 
 from posviz.attention import book_attention_weights
 from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, OrderComparison, compare_order
-from posviz.compare_figure import compare_figure
-from posviz.compare_lesson import CAUSAL_NOTE, cut_note, findings, status_message
 from posviz.config import SCHEMES, Scheme
 from posviz.embeddings import SeededEmbeddings
+from posviz.lesson.word_order import CAUSAL_NOTE, cut_note, findings, status_message
+from posviz.plots.word_order import compare_figure
 from posviz.tokenizer import decode, encode
 
 EMB_DIM = 16

@@ -15,8 +15,8 @@ from reference import book_window
 
 from posviz.embeddings import SeededEmbeddings
 from posviz.export import figure_html, matrices_csv, matrices_npy, spreadsheet_safe
-from posviz.figures import embeddings_figure
 from posviz.pipeline import WindowEmbeddings, embed_window
+from posviz.plots.heatmaps import embeddings_figure
 
 SEED, EMB_DIM, CONTEXT_LENGTH = 7, 5, 8
 TOKEN_IDS = [40, 367, 2885, 40, 50256]

@@ -131,4 +131,6 @@ def test_the_core_never_imports_the_app_layer(module: str) -> None:
             if isinstance(node, ast.Import)
             for alias in node.names
         ] + [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
-        assert not any(n == module or n.startswith(f"{module}.") for n in names), str(path.relative_to(ROOT))
+        assert not any(n == module or n.startswith(f"{module}.") for n in names), str(
+            path.relative_to(ROOT)
+        )

@@ -16,9 +16,9 @@ from reference import cosine_similarity as reference_similarity
 
 from posviz.config import SCHEMES, Scheme
 from posviz.embeddings import SeededEmbeddings
-from posviz.figures import similarity_figure
-from posviz.lesson_text import repeat_sentence
+from posviz.lesson.schemes import repeat_sentence
 from posviz.pipeline import WindowEmbeddings, embed_window
+from posviz.plots.heatmaps import similarity_figure
 from posviz.similarity import cosine_similarity, first_repeat, repeated_token_pairs
 from posviz.token_text import visible
 from posviz.tokenizer import encode, token_bytes

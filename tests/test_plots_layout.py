@@ -1,4 +1,4 @@
-"""posviz._layout: the layout both three-panel figures share, tested as numbers.
+"""posviz.plots._layout: the layout both three-panel figures share, tested as numbers.
 
 Widths are checked against the rule they promise (lines no wider than asked, ticks no closer
 than their font allows, panels that do not overlap), with expected values computed here.
@@ -11,7 +11,7 @@ import itertools
 
 import pytest
 
-from posviz._layout import (
+from posviz.plots._layout import (
     LECTURE_TYPE,
     NORMAL_TYPE,
     Colorbar,

@@ -1,11 +1,11 @@
-"""posviz.lesson_text: every scheme has its words, and the repeat sentence quotes its numbers."""
+"""posviz.lesson.schemes: every scheme has its words, and the repeat sentence quotes its numbers."""
 
 from __future__ import annotations
 
 import pytest
 
 from posviz.config import SCHEMES
-from posviz.lesson_text import (
+from posviz.lesson.schemes import (
     POSITION_PANEL_NOTES,
     SCHEME_LABELS,
     SCHEME_NOTES,

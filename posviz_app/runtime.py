@@ -1,9 +1,10 @@
 """How posviz runs inside the Streamlit server: once per process, and after every run.
 
-app.py calls :func:`prepare` at the top of every script run and :func:`run_finished` after a
-run that completed; both do their work once per server process and cost one flag check
-afterwards. They change three things in Streamlit 1.67, each the smallest change that works,
-each covered by a test against the real server (tests/test_app_runtime.py):
+posviz_app.page calls :func:`prepare` at the top of every script run and
+:func:`run_finished` after a run that completed; both do their work once per server process
+and cost one flag check afterwards. They change three things in Streamlit 1.67, each the
+smallest change that works, each covered by a test against the real server
+(tests/test_app_runtime.py):
 
 * **Rerun floods are coalesced** (:func:`_coalescing_handle_backmsg`).
 * **No outbound traffic** (:func:`_no_ip_lookup`).

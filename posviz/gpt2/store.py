@@ -6,7 +6,7 @@ GPT-2's ``model.safetensors`` on the Hugging Face Hub (``openai-community/gpt2``
     wte.weight  F32 [50257, 768]   token embeddings     (154 MB)
     wpe.weight  F32 [1024, 768]    positional embeddings  (3 MB)
 
-:class:`Gpt2Store` fetches just those bytes (see :mod:`posviz.hub`) into a cache folder, one
+:class:`Gpt2Store` fetches just those bytes (see :mod:`posviz.gpt2.hub`) into a cache folder, one
 sub-folder per commit, and records each file's size and sha256 in ``manifest.json`` next to
 it. Opening a table checks both, then memory-maps the file: looking up a window's rows reads
 only those rows from disk, so the 154 MB token table does not become resident memory.
@@ -40,7 +40,7 @@ from urllib.parse import quote
 import numpy as np
 import torch
 
-from posviz.hub import (
+from posviz.gpt2.hub import (
     HubError,
     HubFile,
     HubOffline,

@@ -1,4 +1,4 @@
-"""posviz.pretrained: download once, check, memory-map; offline use; damaged caches; locks.
+"""posviz.gpt2.store: download once, check, memory-map; offline use; damaged caches; locks.
 
 Small stand-in tables for most tests, one test with GPT-2's full shapes. All served by the
 loopback stand-in in devtools/fake_hub.py: random numbers, NOT GPT-2's.
@@ -23,8 +23,8 @@ from devtools.fake_hub import (
     serve,
     write_safetensors,
 )
-from posviz.hub import HEADER_PREFIX, HubFile
-from posviz.pretrained import (
+from posviz.gpt2.hub import HEADER_PREFIX, HubFile
+from posviz.gpt2.store import (
     WPE,
     WTE,
     Gpt2CacheError,

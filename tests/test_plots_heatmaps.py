@@ -1,4 +1,4 @@
-"""posviz.figures tested as data, the way plotly's own test_imshow.py tests px.imshow.
+"""posviz.plots.heatmaps tested as data, the way plotly's own test_imshow.py tests px.imshow.
 
 Every expected value is computed here from the inputs (matrices made in the test, labels
 written with ``html.escape``), never copied from the code under test.
@@ -20,8 +20,8 @@ import pytest
 import torch
 
 from posviz.embeddings import SeededEmbeddings
-from posviz.figures import HOVER_CELLS, embeddings_figure
 from posviz.pipeline import WindowEmbeddings, embed_window
+from posviz.plots.heatmaps import HOVER_CELLS, embeddings_figure
 
 MAX_FIGURE_JSON = 1_500_000  # bytes per rerun, issue 4
 # Tags posviz itself writes into titles and hover; anything else with "<" came from user text.

@@ -1,5 +1,5 @@
 """posviz's two figures, three panels each (token | positional | input), side by side or
-stacked on a phone; their layout is :mod:`posviz._layout`'s.
+stacked on a phone; their layout is :mod:`posviz.plots._layout`'s.
 
 * :func:`embeddings_figure`: the three matrices of a window;
 * :func:`similarity_figure`: cosine similarity between their positions
@@ -28,8 +28,10 @@ from typing import Final
 import numpy as np
 import plotly.graph_objects as go
 
-from posviz._layout import STACKED_WIDTH as STACKED_PANEL
-from posviz._layout import (
+from posviz.config import Scheme
+from posviz.pipeline import WindowEmbeddings
+from posviz.plots._layout import STACKED_WIDTH as STACKED_PANEL
+from posviz.plots._layout import (
     Colorbar,
     position_ticks,
     room,
@@ -37,8 +39,6 @@ from posviz._layout import (
     three_panels,
     type_sizes,
 )
-from posviz.config import Scheme
-from posviz.pipeline import WindowEmbeddings
 from posviz.similarity import similarities
 
 MAX_CELLS: Final = 65_536  # exact values per panel, about 350 kB of JSON each

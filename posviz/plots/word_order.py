@@ -16,8 +16,8 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from posviz._layout import COLORSCALE_STEPS, panel_title, row_labels
 from posviz.compare import OrderComparison
+from posviz.plots._layout import COLORSCALE_STEPS, panel_title, row_labels
 
 MAX_PANEL_CELLS: Final = 8_192  # 8 panels: about 0.4 MB of figure JSON at most
 _SAME: Final = "same rows, reordered"

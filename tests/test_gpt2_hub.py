@@ -1,4 +1,5 @@
-"""posviz.hub against a loopback stand-in for the Hub (devtools/fake_hub.py), never the real one.
+"""posviz.gpt2.hub against a loopback stand-in for the Hub (devtools/fake_hub.py), never the
+real one.
 
 The served file is made up (random tables with GPT-2's tensor names); expected values come
 from the arrays the test wrote into it, not from the reader.
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 
 from devtools.fake_hub import COMMIT, OTHER_COMMIT, Blob, FakeHub, serve, write_safetensors
-from posviz.hub import (
+from posviz.gpt2.hub import (
     HEADER_PREFIX,
     HubError,
     HubFile,

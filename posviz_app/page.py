@@ -1,0 +1,813 @@
+"""posviz's page: token + position = input embeddings, side by side (Raschka, LLMs from
+Scratch, §2.8).
+
+Widgets, layout and caching only; everything else lives in the ``posviz`` package.
+:func:`run` draws the page once; Streamlit calls it through ``app.py`` (``streamlit run
+app.py``, Community Cloud's main file) or ``posviz app``, at every rerun.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import replace
+from functools import wraps
+
+import plotly.graph_objects as go
+import streamlit as st
+import torch
+from streamlit.delta_generator import DeltaGenerator
+
+from posviz.attention import AttentionWeights, book_attention_weights
+from posviz.batching import Batch
+from posviz.codegen import BOOK_CH02_NOTEBOOK_URL, BOOK_CH02_URL, reproduction_script
+from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, compare_with_text
+from posviz.config import (
+    CONTEXT_LENGTH_RANGE,
+    EMB_DIM_RANGE,
+    MAX_TEXT_CHARS,
+    SEED_RANGE,
+    WEIGHTS,
+    Scheme,
+    Settings,
+    SettingsError,
+    for_weights,
+    settings_from_widgets,
+    widget_values,
+)
+from posviz.embeddings import SeededEmbeddings, TorchFillError
+from posviz.export import figure_html, matrices_csv, matrices_npy
+from posviz.gpt2.store import Gpt2Embeddings, Gpt2Store, Gpt2Unavailable
+from posviz.lesson.gpt2 import (
+    EMB_DIM_FIXED,
+    FALLBACK,
+    RANDOM_POSITIONS,
+    SCHEME_FIXED,
+    SEED_NO_EFFECT,
+    TRAINED_FIXES,
+    TRAINED_POSITIONS,
+    WEIGHTS_HELP,
+    WEIGHTS_LABELS,
+    neighbour_sentence,
+    source_caption,
+)
+from posviz.lesson.lecture import STEPS, step_text
+from posviz.lesson.schemes import (
+    ORDER_NOTES,
+    POSITION_PANEL_NOTES,
+    SCHEME_LABELS,
+    SCHEME_NOTES,
+    repeat_sentence,
+    shape_labels,
+)
+from posviz.lesson.word_order import (
+    ATTENTION_NOTE,
+    CAUSAL_NOTE,
+    cut_note,
+    findings,
+    status_message,
+)
+from posviz.pipeline import EmbeddingTables, WindowEmbeddings
+from posviz.plots.heatmaps import embeddings_figure, similarity_figure
+from posviz.plots.word_order import compare_figure
+from posviz.presets import PRESETS, matching_preset
+from posviz.query import query_from_settings, read_link, text_fits_in_link
+from posviz.similarity import cosine_similarity, first_repeat, neighbour_similarity
+from posviz.token_text import for_markdown, readable
+from posviz.tokenizer import TokenizerDataError, token_texts
+from posviz.view import TablesFor, View, build_view
+from posviz_app import runtime
+
+CUSTOM = "Your own text"
+WORD_ORDER = "Word order"  # the compare tab
+CHIPS_SHOWN = 64  # token chips before "and N more" (lecture mode: 24, they are larger)
+LECTURE_CHIPS_SHOWN = 24
+# One static style block, the only HTML posviz sends; it holds no user text and
+# tests/test_faults.py allows this one constant and nothing else. Streamlit 1.67 has no option
+# for what it does:
+# * a chart that follows the window's height: st.plotly_chart(height="stretch") fills a
+#   container of fixed pixel height, and nothing in Streamlit is relative to the window; here
+#   lecture mode's stage is as tall as the window and the chart takes what its text leaves;
+# * type sizes per page: theme.baseFontSize is one size for every user and mode. Lecture mode
+#   needs Back/Next at least 48 px tall with 20-px text and everything a student reads at
+#   least 20 px; on screens from 1600 px wide captions, tabs and metric labels grow;
+# * the page's top bar: in lecture mode it is see-through and the stage starts under it (its
+#   only control, the sidebar's arrow, stands left of Back). The bar is selected through its
+#   sibling, the main area (`:has(~ ...)`), and only its full-width toolbar rows are named:
+#   `body:has(...) [data-testid="stHeader"] *` made each style recalculation of the page 2-3x
+#   slower, in every mode (Plotly measures its labels one by one: each forces one), which
+#   cost 80-100 ms per key press at the defaults (benchmarks/browser_timing.py);
+# * st.button takes one shortcut: Back/Next carry PageUp/PageDown, and two buttons that only
+#   carry the arrow keys (what the other presentation clickers send) are not shown.
+PAGE_STYLE = """<style>
+[data-testid="stLayoutWrapper"]:has(> .st-key-lecture_stage) {
+  height: calc(100dvh - 2rem) !important; flex-basis: auto !important; }
+[data-testid="stMainBlockContainer"]:has(.st-key-lecture_stage) { padding-top: 1rem; }
+[data-testid="stHeader"]:has(~ [data-testid="stMain"] .st-key-lecture_stage) {
+  background: transparent; pointer-events: none; }
+[data-testid="stHeader"]:has(~ [data-testid="stMain"] .st-key-lecture_stage)
+  [data-testid="stToolbar"],
+[data-testid="stHeader"]:has(~ [data-testid="stMain"] .st-key-lecture_stage)
+  [data-testid="stToolbar"] > div { pointer-events: none; }
+[data-testid="stHeader"]:has(~ [data-testid="stMain"] .st-key-lecture_stage) button {
+  pointer-events: auto; }
+.st-key-lecture_stage h2 { font-size: 2rem; padding: 0; }
+.st-key-lecture_stage [data-testid="stMarkdownContainer"] p,
+.st-key-lecture_stage [data-testid="stWidgetLabel"] p,
+.st-key-lecture_stage [data-testid="stSliderTickBarMin"],
+.st-key-lecture_stage [data-testid="stSliderTickBarMax"],
+.st-key-lecture_stage [data-testid="stSliderThumbValue"] { font-size: 1.375rem; }
+.st-key-lecture_stage .st-key-embeddings { min-height: 22rem; }
+.st-key-step_back button, .st-key-step_next button { min-height: 3.5rem; }
+.st-key-step_back button p, .st-key-step_next button p { font-size: 1.5rem; }
+.st-key-step_keys { display: none; }
+@media (max-width: 1023px) {  /* the top bar's arrow would stand over Back: start below it */
+  [data-testid="stMainBlockContainer"]:has(.st-key-lecture_stage) { padding-top: 3.75rem; }
+  [data-testid="stLayoutWrapper"]:has(> .st-key-lecture_stage) {
+    height: calc(100dvh - 4.75rem) !important; } }
+@media (max-width: 1279px) { .st-key-step_back kbd, .st-key-step_next kbd { display: none; } }
+@media (max-width: 640px) { [data-testid="stMain"] h1 { font-size: 2.25rem !important; } }
+@media (min-width: 1600px) {
+  [data-testid="stCaptionContainer"], [data-testid="stMetricLabel"] p,
+  [data-testid="stTab"] p { font-size: 1.0625rem; }
+}
+</style>"""
+# posviz's tensors are small: torch's intra-op threads only add hand-offs, which cost 5-20 ms
+# per operation when the CPU is shared with other sessions (benchmarks/bench.py measures it).
+torch.set_num_threads(1)
+
+
+@st.cache_resource(max_entries=8, show_spinner="Walking the 50,257-row token table once…")
+def seeded_tables(seed: int, emb_dim: int) -> SeededEmbeddings:
+    """Checkpoints of ``nn.Embedding(50257, emb_dim)`` after ``torch.manual_seed(seed)``."""
+    return SeededEmbeddings.create(seed=seed, emb_dim=emb_dim)
+
+
+# Not cached: recomputing a window from the cached tables takes milliseconds, and a cache of
+# [n, d] matrices (9 MB each at T=1024, d=768) would cost more memory than it saves time.
+def tables_for(settings: Settings) -> EmbeddingTables:
+    """The tables a view of ``settings`` looks its rows up in (cached per process)."""
+    return seeded_tables(settings.seed, settings.emb_dim)
+
+
+@st.cache_resource(show_spinner=False)
+def gpt2_store() -> Gpt2Store:
+    """GPT-2's tables in the cache folder; one store per process, so sessions that ask at the
+    same time download once (its lock) and share the memory-mapped tables."""
+    return Gpt2Store()
+
+
+def gpt2_tables() -> Gpt2Embeddings | None:
+    """GPT-2's trained tables (downloaded once, with a progress bar); ``None`` and one
+    message if they are not cached and cannot be downloaded, or are damaged."""
+    bars: list[DeltaGenerator] = []
+
+    def progress(done: int, total: int) -> None:
+        table = "token table (wte)" if total > 10_000_000 else "positional table (wpe)"
+        text = f"Downloading GPT-2's {table} once: {done / 1e6:.0f} of {total / 1e6:.0f} MB"
+        if not bars:
+            bars.append(st.progress(0.0, text=text))
+        bars[0].progress(min(done / total, 1.0), text=text)
+
+    try:
+        return gpt2_store().tables(progress=progress)
+    except Gpt2Unavailable as error:
+        st.warning(f"{for_markdown(str(error))}. {FALLBACK}", icon="⚠️")
+        return None
+    finally:
+        for bar in bars:
+            bar.empty()
+
+
+_LINK_READ = "_link_read"  # set once a session has read its settings from the link
+
+
+def once_link_read(callback: Callable[..., None]) -> Callable[..., None]:
+    """A widget callback that runs only in a session whose state was set up by ``init_state``.
+
+    Streamlit's ``clear_cache`` message empties the session's state too; the callbacks that
+    follow would find none of the keys they read (a KeyError the load test found). They are
+    skipped instead, and the run after them reads the view back from the link.
+    """
+
+    @wraps(callback)
+    def guarded(*args: object) -> None:
+        if _LINK_READ in st.session_state:
+            callback(*args)
+
+    return guarded
+
+
+@once_link_read
+def switch_weights() -> None:
+    """GPT-2's tables fix d = 768 and the learned scheme; back on init, the view's own d and
+    scheme return."""
+    weights = st.session_state["weights"]
+    if weights == "gpt2":
+        st.session_state["init_dim_scheme"] = (
+            st.session_state["emb_dim"],
+            st.session_state["scheme"],
+        )
+    current = settings_from_widgets(st.session_state)
+    changed = for_weights(current, weights)
+    if weights == "init" and "init_dim_scheme" in st.session_state:
+        emb_dim, scheme = st.session_state["init_dim_scheme"]
+        changed = for_weights(replace(current, emb_dim=emb_dim, scheme=scheme), "init")
+    st.session_state["emb_dim"], st.session_state["scheme"] = changed.emb_dim, changed.scheme
+    st.session_state["preset"] = matching_preset(changed) or CUSTOM
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def attention_weights(emb_dim: int) -> AttentionWeights:
+    """The book's SelfAttention_v2(d, d) weights after torch.manual_seed(789)."""
+    return book_attention_weights(d_in=emb_dim, d_out=emb_dim)
+
+
+def init_state() -> list[str]:
+    """On a session's first run, take the settings from the URL; return notices."""
+    if _LINK_READ in st.session_state:
+        return []
+    st.session_state[_LINK_READ] = True
+    link = read_link({key: st.query_params.get_all(key) for key in st.query_params})
+    st.session_state.update(widget_values(link.settings))
+    st.session_state["lecture"] = link.lecture
+    reset_step()
+    if link.step is not None:
+        st.session_state["step"] = link.step - 1  # links count steps from 1
+    st.session_state["preset"] = matching_preset(link.settings) or CUSTOM
+    if link.settings.compare_text:  # a link with a second text opens the compare tab
+        st.session_state["view"] = WORD_ORDER
+    return list(link.notices)
+
+
+@once_link_read
+def apply_preset() -> None:
+    """The example menu: load the chosen example into the widgets (keeping the weights)."""
+    preset = PRESETS.get(st.session_state["preset"])
+    if preset is None:
+        return
+    st.session_state.update(widget_values(for_weights(preset, st.session_state["weights"])))
+    if preset.compare_text:
+        st.session_state["view"] = WORD_ORDER
+
+
+def explain(text: str) -> None:
+    """A caption; in lecture mode normal-size text, readable from the back of the room."""
+    if st.session_state.get("lecture"):
+        st.markdown(text)
+    else:
+        st.caption(text)
+
+
+@once_link_read
+def mark_custom() -> None:
+    """Any change by hand makes the view the user's own (the example menu says so)."""
+    st.session_state["preset"] = CUSTOM
+
+
+@once_link_read
+def keep_example() -> None:
+    """A new scheme alone keeps the example: it is the same text under another scheme."""
+    shown = matching_preset(settings_from_widgets(st.session_state))
+    st.session_state["preset"] = shown or CUSTOM
+
+
+@once_link_read
+def reset_step() -> None:
+    """Lecture mode starts at step 1; outside it every step is shown at once."""
+    st.session_state["step"] = 0 if st.session_state.get("lecture") else len(STEPS) - 1
+
+
+@once_link_read
+def keep_stride_in_step() -> None:
+    """Moving the context length moves the stride with it (non-overlapping windows)."""
+    st.session_state["stride"] = st.session_state["context_length"]
+    st.session_state["window"] = 0
+    mark_custom()
+
+
+def controls() -> Settings:
+    """The sidebar widgets; returns the settings they hold."""
+    with st.sidebar:
+        st.selectbox("Example", [*PRESETS, CUSTOM], key="preset", on_change=apply_preset)
+        trained = st.session_state.get("weights") == "gpt2"
+        st.radio(
+            "Weights",
+            WEIGHTS,
+            format_func=WEIGHTS_LABELS.__getitem__,
+            key="weights",
+            on_change=switch_weights,
+            horizontal=True,
+            help=WEIGHTS_HELP,
+        )
+        if trained:
+            st.caption(TRAINED_FIXES)
+        st.selectbox(
+            "Positional scheme",
+            list(SCHEME_LABELS),
+            format_func=SCHEME_LABELS.__getitem__,
+            key="scheme",
+            on_change=keep_example,
+            **fixed_by_gpt2(trained, SCHEME_FIXED),
+        )
+        st.text_area(
+            "Text",
+            key="text",
+            on_change=mark_custom,
+            height=130,
+            max_chars=MAX_TEXT_CHARS,
+            help=f"Up to {MAX_TEXT_CHARS:,} characters. `<|endoftext|>` becomes token 50256.",
+        )
+        link_note(st.session_state["text"])
+        st.slider(
+            "Context length T (rows of the positional table)",
+            *CONTEXT_LENGTH_RANGE,
+            key="context_length",
+            on_change=keep_stride_in_step,
+        )
+        st.slider(
+            "Embedding dimension d",
+            *EMB_DIM_RANGE,
+            key="emb_dim",
+            on_change=mark_custom,
+            **fixed_by_gpt2(trained, EMB_DIM_FIXED),
+        )
+        advanced = not st.session_state.get("lecture")  # lecture mode: fewer controls
+        if advanced:
+            st.slider(
+                "Stride (tokens between window starts)",
+                1,
+                CONTEXT_LENGTH_RANGE[1],
+                key="stride",
+                on_change=mark_custom,
+                persist_state="session",
+                help="Equal to the context length: windows do not overlap, as in section 2.8.",
+            )
+            st.number_input(
+                "Seed for torch.manual_seed",
+                *SEED_RANGE,
+                step=1,
+                key="seed",
+                on_change=mark_custom,
+                persist_state="session",
+                **fixed_by_gpt2(trained, SEED_NO_EFFECT),
+            )
+        st.toggle(
+            "Lecture mode",
+            key="lecture",
+            on_change=reset_step,
+            help="Large type for a projector, and a step-by-step walk through the pipeline.",
+        )
+    return settings_from_widgets(st.session_state)
+
+
+def fixed_by_gpt2(trained: bool, why: str) -> dict[str, object]:
+    """Widget options for a setting GPT-2's tables fix: greyed out, saying why."""
+    return {"disabled": trained, "help": why if trained else None}
+
+
+def link_note(text: str) -> None:
+    """Next to the text: say when the page's link cannot carry it, and offer the text file."""
+    if text_fits_in_link(text):
+        return
+    st.caption(
+        f"This text ({len(text):,} characters) is too long for the page's link: the link "
+        "keeps the other settings and tells whoever opens it that the text was left out. "
+        "Share the text as a file:"
+    )
+    st.download_button(
+        "Download the text (.txt)",
+        data=text.encode("utf-8"),
+        file_name="posviz_text.txt",
+        mime="text/plain",
+        key="download_text",
+        on_click="ignore",
+    )
+
+
+def window_picker(view: View) -> None:
+    """The view's notices (a window the text does not have), and the window slider."""
+    for notice in view.notices:
+        st.warning(notice, icon="⚠️")
+    # Always set: a new number of windows gives the slider a new identity, which would
+    # otherwise restart it at 0 while the chart shows another window.
+    st.session_state["window"] = view.window
+    if view.batch.num_windows > 1:
+        st.slider(
+            f"Window of the batch (B = {view.batch.num_windows})",
+            0,
+            view.batch.num_windows - 1,
+            key="window",
+        )
+
+
+def chips_markdown(view: View, start: int, stop: int, *, lecture: bool) -> str:
+    """Markdown for the token chips of positions ``start``..``stop - 1``; a token that repeats
+    in the window is orange."""
+    counts = Counter(view.token_ids)
+    # Badges have a fixed small size; coloured backgrounds grow with the heading in lecture mode.
+    style, chips = ("background", ["####"]) if lecture else ("badge", [])
+    for offset in range(start, stop):
+        token_id, text = view.token_ids[offset], view.token_texts[offset]
+        colour = "orange" if counts[token_id] > 1 else "blue"
+        chips.append(f":{colour}-{style}[{offset} · {for_markdown(text)} · {token_id}]")
+    return " ".join(chips)
+
+
+def token_chips(view: View) -> None:
+    """The window's tokens as chips: the first screenful, the rest behind "and N more"."""
+    batch, window = view.batch, view.window
+    span = batch.window_span(window)
+    lecture = bool(st.session_state.get("lecture"))
+    shown = min(len(view.token_ids), LECTURE_CHIPS_SHOWN if lecture else CHIPS_SHOWN)
+    st.markdown(chips_markdown(view, 0, shown, lecture=lecture))
+    if shown < len(view.token_ids):
+        more = st.expander(
+            f"and {len(view.token_ids) - shown:,} more tokens", key="more_chips", on_change="rerun"
+        )
+        if more.open:  # built only when opened: a thousand chips are slow to draw
+            with more:
+                st.markdown(chips_markdown(view, shown, len(view.token_ids), lecture=False))
+    if lecture:
+        return  # the step's caption is the narration
+    explain(
+        f"Window {window} of the batch covers tokens {span.start}–{span.stop - 1} of "
+        f"{len(batch.token_ids)} (positions 0–{len(span) - 1}). Orange: a token that repeats "
+        "in this window: same token id, same token vector."
+    )
+    if batch.dropped:
+        dropped = batch.token_ids[batch.dropped.start : batch.dropped.stop]
+        shown = " ".join(
+            f":gray-badge[~~{for_markdown(text)}~~]" for text in token_texts(dropped[:32])
+        )
+        more = f" and {len(dropped) - 32} more" if len(dropped) > 32 else ""
+        st.markdown(
+            f"**Dropped:** {len(dropped)} token(s) at the end do not fill a window of "
+            f"{batch.context_length}: {shown}{more}"
+        )
+    if batch.skipped:
+        st.markdown(f"**Skipped:** the stride jumps over {batch.skipped} token(s) between windows.")
+
+
+def shapes_line(settings: Settings, batch: Batch) -> None:
+    """The tensor shapes of section 2.8 for this text, worded for the scheme: large numbers,
+    each as wide as it needs (never cut), wrapping onto a second row on narrow screens. In
+    lecture mode one line of text, to leave the window's height to the chart."""
+    labels = shape_labels(
+        settings.scheme, (batch.num_windows, batch.window_length), settings.emb_dim,
+        settings.context_length,
+    )  # fmt: skip
+    if st.session_state.get("lecture"):
+        st.markdown("  ".join(f"{s.label.rsplit(' [', 1)[0]} **{s.value}**" for s in labels))
+        return
+    with st.container(horizontal=True, gap="medium", key="shapes"):
+        for shape in labels:
+            st.metric(
+                shape.label,
+                shape.value,
+                delta=shape.note,
+                delta_color="off",
+                delta_arrow="off",
+                width="content",
+            )
+
+
+def current_step() -> int:
+    """The lecture step to show (outside lecture mode: the last, everything at once)."""
+    if not st.session_state.get("lecture"):
+        return len(STEPS) - 1
+    return int(st.session_state.get("step", 0))
+
+
+def lecture_steps(scheme: Scheme) -> None:
+    """Back / Next with the step's title and caption. A presentation clicker sends PageDown /
+    PageUp or the arrow keys: Back and Next carry the first two, two unseen buttons the
+    others (Streamlit ignores them while a text box or slider has the keyboard)."""
+    step = current_step()
+    title, caption = step_text(step, scheme)
+    back, middle, forward = st.columns([2, 7, 2], vertical_alignment="center")
+    first, last = step == 0, step == len(STEPS) - 1
+    back.button(
+        "◀ Back", key="step_back", on_click=move_step, args=(-1,), disabled=first,
+        width="stretch", shortcut="PageUp",
+    )  # fmt: skip
+    forward.button(
+        "Next ▶", key="step_next", type="primary", on_click=move_step, args=(1,),
+        disabled=last, width="stretch", shortcut="PageDown",
+    )  # fmt: skip
+    with st.container(key="step_keys"):
+        st.button("←", key="step_back_arrow", on_click=move_step, args=(-1,),
+                  disabled=first, shortcut="Left")  # fmt: skip
+        st.button("→", key="step_next_arrow", on_click=move_step, args=(1,),
+                  disabled=last, shortcut="Right")  # fmt: skip
+    middle.header(title)
+    st.markdown(caption)
+
+
+@once_link_read
+def move_step(delta: int) -> None:
+    """Back / Next (and the clicker keys): one lecture step back or forward."""
+    step = int(st.session_state.get("step", 0)) + delta
+    st.session_state["step"] = min(max(step, 0), len(STEPS) - 1)
+
+
+CHART_CONFIG = {
+    "displaylogo": False,
+    "toImageButtonOptions": {"format": "png", "filename": "posviz", "scale": 2},
+}
+
+
+def show_chart(figure: go.Figure, *, key: str, fill: bool = False) -> None:
+    """A posviz figure as it was built (no Streamlit theme), with the chart toolbar's settings;
+    ``fill``: as tall as its container (lecture mode's stage), else the figure's own height."""
+    st.plotly_chart(
+        figure,
+        key=key,
+        theme=None,
+        config=CHART_CONFIG,
+        height="stretch" if fill else "content",
+    )
+
+
+def on_phone() -> bool:
+    """Whether the browser says it is a phone ("Mobi" in its User-Agent, as MDN advises).
+
+    Streamlit does not tell the server the window's width and a Plotly figure is laid out
+    once for the size it is given, so the phone's stacked panels are chosen here.
+    """
+    return "Mobi" in (st.context.headers.get("User-Agent") or "")
+
+
+def embeddings_view(settings: Settings, embeddings: WindowEmbeddings, step: int) -> None:
+    """The Embeddings tab: the three heatmaps and what the scheme adds."""
+    lecture = bool(st.session_state.get("lecture"))
+    figure = embeddings_figure(
+        embeddings, lecture=lecture, panels=STEPS[step].panels, stacked=on_phone()
+    )
+    show_chart(figure, key="embeddings", fill=lecture)  # lecture: the rest of the window
+    if lecture:
+        return
+    if settings.weights == "gpt2":
+        commit = gpt2_store().cached_commit() or "unknown"
+        st.markdown(source_caption(commit, len(embeddings.token_ids)))
+    else:
+        st.markdown(SCHEME_NOTES[settings.scheme])
+    explain(ORDER_NOTES[settings.scheme])
+
+
+def similarity_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
+    """The Similarity tab: cosine similarity between positions, and what it shows."""
+    lecture = bool(st.session_state.get("lecture"))
+    show_chart(similarity_figure(embeddings, lecture=lecture, stacked=on_phone()), key="similarity")
+    repeat = first_repeat(embeddings)
+    if repeat is None:
+        st.info(
+            "No token repeats in this window. Try the example *A rose is a rose*: the two "
+            "occurrences of a token have cosine similarity 1.0 in the token panel."
+        )
+    else:
+        st.markdown(repeat_sentence(repeat, markdown=True))
+    neighbours = neighbour_similarity(cosine_similarity(embeddings.pos_embeddings))
+    if settings.scheme == "learned" and neighbours is not None:
+        st.markdown(neighbour_sentence(neighbours, len(embeddings.token_ids)))
+        explain(TRAINED_POSITIONS if settings.weights == "gpt2" else RANDOM_POSITIONS)
+    else:
+        explain(POSITION_PANEL_NOTES[settings.scheme])
+
+
+@once_link_read
+def use_example_pair() -> None:
+    """The compare tab's example: "The dog bites the man" / "The man bites the dog"."""
+    st.session_state["text"] = DEFAULT_TEXT
+    st.session_state["compare_text"] = DEFAULT_COMPARE_TEXT
+    st.session_state["window"] = 0
+    mark_custom()
+
+
+def compare_view(view: View, tables: TablesFor) -> None:
+    """Compare mode: the window on screen and a second text, through self-attention."""
+    settings = view.settings
+    st.markdown(
+        "Type the **same words in another order**. Section 2.8 adds positions because "
+        "self-attention cannot see order: here is the proof, on your words."
+    )
+    text_column, options = st.columns([3, 2], vertical_alignment="bottom")
+    text_column.text_area(
+        "Second text (compared with the window on screen)",
+        key="compare_text",
+        on_change=mark_custom,
+        height=80,
+        max_chars=MAX_TEXT_CHARS,
+        persist_state="session",
+    )
+    options.toggle(
+        "Causal mask, as GPT",
+        help="Each token attends only to itself and the tokens before it (chapter 3.5).",
+        key="causal",
+        on_change=mark_custom,
+        persist_state="session",
+    )
+    options.button(
+        "Example: dog bites man / man bites dog",
+        help=f"First text *{DEFAULT_TEXT}*, second text *{DEFAULT_COMPARE_TEXT}*.",
+        key="example_pair",
+        on_click=use_example_pair,
+    )
+    comparison = compare_with_text(
+        tables(settings),
+        view.token_ids,
+        settings.compare_text,
+        context_length=settings.context_length,
+        scheme=settings.scheme,
+        weights=attention_weights(settings.emb_dim),
+        causal=settings.causal,
+    )
+    message = status_message(comparison)
+    if message is not None:
+        st.info(message)
+    note = cut_note(comparison)
+    if note is not None:
+        st.caption(note)
+    without, positioned = comparison.without_positions, comparison.with_positions
+    if without is None or positioned is None:
+        return
+    mask = "causal, " if settings.causal else ""
+    labels = ("no positions", f"with positions ({settings.scheme})")
+    for column, label, summary in zip(st.columns(2), labels, (without, positioned), strict=True):
+        column.metric(
+            f"mean context vector, {mask}{label}: cosine",
+            f"{summary.mean_cosine:.6f}",
+            delta="the same" if summary.permuted else "differs",
+            delta_color="off",
+            delta_arrow="off",
+        )
+    lecture = bool(st.session_state.get("lecture"))
+    show_chart(compare_figure(comparison, lecture=lecture), key="compare")
+    for paragraph in findings(comparison):
+        st.markdown(paragraph)
+    if settings.causal:
+        st.markdown(CAUSAL_NOTE)
+    explain(ATTENTION_NOTE)
+
+
+def code_view(settings: Settings) -> None:
+    """The Show-the-code tab: a torch + tiktoken script that prints the same numbers."""
+    st.markdown(
+        "This script uses only `torch` and `tiktoken` and recreates exactly the batch and the "
+        "three matrices on screen, as section 2.8 builds them "
+        f"([the book's chapter-2 code]({BOOK_CH02_URL}); `pip install torch tiktoken`; "
+        "tiktoken downloads GPT-2's vocabulary on its first run)."
+    )
+    revision = "main"
+    if settings.weights == "gpt2":
+        revision = gpt2_store().cached_commit() or revision
+        st.markdown(
+            "With GPT-2's trained tables the script reads them from the Hugging Face Hub at "
+            f"commit `{revision[:12]}` (157 MB per run, standard library HTTP), not the seed."
+        )
+    st.code(
+        reproduction_script(settings, gpt2_revision=revision), language="python", line_numbers=False
+    )
+
+
+def download_view(embeddings: WindowEmbeddings) -> None:
+    """The Download tab: CSV, .npy and an offline HTML figure of the window on screen."""
+    st.markdown("The matrices of the window on screen, and the figure as an offline web page.")
+    downloads = (  # label, bytes on click, file name, MIME type, widget key
+        ("Matrices (.csv)", lambda: matrices_csv(embeddings), "posviz_matrices.csv", "text/csv",
+         "download_csv"),
+        ("Matrices (.npy, [3, n, d])", lambda: matrices_npy(embeddings), "posviz_matrices.npy",
+         "application/octet-stream", "download_npy"),
+        ("Figure (offline .html)", lambda: figure_html(embeddings_figure(embeddings)),
+         "posviz_figure.html", "text/html", "download_html"),
+    )  # fmt: skip
+    for column, (label, data, file_name, mime, key) in zip(st.columns(3), downloads, strict=True):
+        column.download_button(
+            label, data=data, file_name=file_name, mime=mime, key=key, on_click="ignore"
+        )
+    st.caption(
+        "PNG: use the camera icon at the top right of a chart. The .npy file holds one float32 "
+        "array [3, n, d] (token, position, input); `numpy.load` reads it without pickle."
+    )
+
+
+def lecture_stage(view: View) -> None:
+    """Lecture mode: one step on one screen, the chart filling what the text leaves."""
+    step = current_step()
+    with st.container(key="lecture_stage", height=720, border=False):  # PAGE_STYLE: window
+        lecture_steps(view.settings.scheme)
+        window_picker(view)
+        embeddings = step_tokens_and_shapes(view, step)
+        if embeddings is not None:
+            embeddings_view(view.settings, embeddings, step)
+
+
+def step_tokens_and_shapes(view: View, step: int) -> WindowEmbeddings | None:
+    """The step's tokens (chips, or the text before it is tokenized) and, from the first step
+    with panels, the tensor shapes; returns the embeddings to draw (``None``: no panels)."""
+    if STEPS[step].show_ids:
+        token_chips(view)
+    else:
+        st.markdown(f"## {for_markdown(readable(view.settings.text[:400]))}")
+    if STEPS[step].panels == 0 or view.embeddings is None:
+        return None
+    shapes_line(view.settings, view.batch)
+    return view.embeddings
+
+
+def window_views(view: View, step: int, tables: TablesFor) -> None:
+    """Below the controls: chips, shapes and the tabs (each built only when open)."""
+    settings = view.settings
+    embeddings = step_tokens_and_shapes(view, step)
+    if embeddings is None:
+        return
+    tabs = st.tabs(
+        ["Embeddings", "Similarity", WORD_ORDER, "Show the code", "Download"],
+        key="view",
+        on_change="rerun",
+    )
+    if tabs[0].open:
+        with tabs[0]:
+            embeddings_view(settings, embeddings, step)
+    if tabs[1].open:
+        with tabs[1]:
+            similarity_view(settings, embeddings)
+    if tabs[2].open:
+        with tabs[2]:
+            compare_view(view, tables)
+    if tabs[3].open:
+        with tabs[3]:
+            code_view(settings)
+    if tabs[4].open:
+        with tabs[4]:
+            download_view(embeddings)
+
+
+def main() -> None:
+    """The page, top to bottom."""
+    notices = init_state()
+    lecture = bool(st.session_state.get("lecture"))
+    st.set_page_config(
+        page_title="posviz: positional embeddings",
+        page_icon="➕",
+        layout="wide",
+        initial_sidebar_state="collapsed" if lecture else "auto",  # lecture: the whole screen
+    )
+    st.html(PAGE_STYLE)
+    if not lecture:  # in lecture mode the step's title heads the page
+        st.title("Token + position = input embeddings")
+        st.caption(
+            f"[Section 2.8]({BOOK_CH02_NOTEBOOK_URL}) of *Build a Large Language Model (From "
+            "Scratch)*: GPT-2's tokenizer, "
+            "`torch.manual_seed(seed)`, `nn.Embedding(50257, d)` and `nn.Embedding(T, d)`."
+        )
+    for notice in notices:
+        st.warning(f"Link setting not used: {for_markdown(notice)}", icon="⚠️")
+    settings = controls()
+    if len(settings.text) >= MAX_TEXT_CHARS:
+        st.warning(
+            f"The text reached the {MAX_TEXT_CHARS:,}-character limit: anything pasted beyond "
+            "that was cut off.",
+            icon="⚠️",
+        )
+    trained = gpt2_tables() if settings.weights == "gpt2" else None
+    if settings.weights == "gpt2" and trained is None:
+        settings = for_weights(settings, "init")  # the message says why
+
+    def view_tables(settings: Settings) -> EmbeddingTables:
+        return trained if trained is not None else tables_for(settings)
+
+    try:
+        view = build_view(settings, tables=view_tables)
+    except (SettingsError, TokenizerDataError, TorchFillError) as error:  # bad files or torch
+        st.error(str(error))
+        return
+    step = current_step()
+    st.query_params.from_dict(  # in lecture mode the link opens this step: one per slide
+        query_from_settings(view.settings, lecture=lecture, step=step + 1 if lecture else None)
+    )
+    if view.embeddings is None:
+        st.info(
+            "Type or paste some text in the sidebar (or pick an example) to see its embeddings."
+        )
+        return
+
+    if lecture:
+        lecture_stage(view)
+        return
+    window_picker(view)
+    window_views(view, step, view_tables)
+
+
+def run() -> None:
+    """One script run: the page, with a message (never a traceback) if anything fails."""
+    runtime.prepare()
+    try:
+        main()
+    except Exception:  # last line of defence: a message; the traceback goes to the log
+        runtime.LOGGER.exception("unexpected error in a script run")
+        st.error(
+            "posviz hit an unexpected problem with these settings. Try other values or reload."
+        )
+    else:
+        runtime.run_finished()
