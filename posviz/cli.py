@@ -41,9 +41,7 @@ from typing import NoReturn
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from posviz.attention import book_attention_weights
 from posviz.codegen import reproduction_script
-from posviz.compare import OrderComparison, compare_with_text
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
     EMB_DIM_RANGE,
@@ -61,11 +59,11 @@ from posviz.export import figure_html, matrices_csv, matrices_npy
 from posviz.gpt2.hub import HubError, HubFile, Progress
 from posviz.gpt2.store import Gpt2Store
 from posviz.lesson.word_order import summary_lines
-from posviz.pipeline import EmbeddingTables, WindowEmbeddings
+from posviz.pipeline import EmbeddingTables
 from posviz.plots.heatmaps import embeddings_figure, similarity_figure
 from posviz.plots.word_order import compare_figure
 from posviz.tokenizer import TokenizerDataError
-from posviz.view import TablesFor, build_view, seeded_tables
+from posviz.view import TablesFor, build_view, build_word_order, seeded_tables
 
 _PROG = "python -m posviz"
 _PNG_WIDTH = 1600  # pixels: three panels side by side need a wide image
@@ -250,21 +248,6 @@ def _tables(store: Gpt2Store) -> TablesFor:
     return tables
 
 
-def _comparison(
-    settings: Settings, tables: EmbeddingTables, window: WindowEmbeddings
-) -> OrderComparison:
-    """Compare mode for the window on screen, through the book's SelfAttention_v2."""
-    return compare_with_text(
-        tables,
-        window.token_ids,
-        settings.compare_text,
-        context_length=settings.context_length,
-        scheme=settings.scheme,
-        weights=book_attention_weights(d_in=settings.emb_dim, d_out=settings.emb_dim),
-        causal=settings.causal,
-    )
-
-
 def _figure_bytes(figure: go.Figure, out: Path, width: int) -> bytes:
     if out.suffix.lower() in (".html", ".htm"):
         return figure_html(figure)
@@ -315,12 +298,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         view_tables = _tables(store)
         tables = view_tables(settings)  # looked up once, for the view and compare mode
-        window = build_view(settings, strict=True, tables=lambda _: tables).embeddings
+        view = build_view(settings, strict=True, tables=lambda _: tables)
+        window = view.embeddings
         if window is None:
             parser.error("the text is empty: give --text or --text-file")
         revision = store.cached_commit() or store.source.revision  # what the view read
         code = reproduction_script(settings, gpt2_revision=revision) if args.print_code else None
-        comparison = _comparison(settings, tables, window) if settings.compare_text else None
+        comparison = (
+            build_word_order(view, tables=lambda _: tables) if settings.compare_text else None
+        )
     except SettingsError as error:
         parser.error(str(error))
     except (TokenizerDataError, TorchFillError) as error:  # damaged files, or another torch
