@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import numpy as np
@@ -12,6 +13,7 @@ from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, OrderComparison, 
 from posviz.config import SCHEMES, Scheme
 from posviz.embeddings import SeededEmbeddings
 from posviz.lesson.word_order import CAUSAL_NOTE, cut_note, findings, status_message
+from posviz.plots._layout import Canvas
 from posviz.plots.word_order import compare_figure
 from posviz.tokenizer import decode, encode
 
@@ -145,4 +147,23 @@ def test_wide_panels_show_every_kth_dimension_and_say_so() -> None:
     np.testing.assert_array_equal(
         figure.data[0].z,
         result.a.token_embeddings[:, ::step].numpy(),  # type: ignore[union-attr]
+    )
+
+
+def test_on_a_phone_the_matrices_stand_one_under_the_other(tables: SeededEmbeddings) -> None:
+    result = compare(tables, DEFAULT_TEXT, DEFAULT_COMPARE_TEXT)
+    phone = Canvas(width=358, height=844, window_width=390, window_height=844)
+    layout = compare_figure(result, canvas=phone).layout
+    names = [f"{axis}axis{i}" for i in range(1, 9) for axis in "xy"]
+    x_domains = [layout[n].domain for n in names if n.startswith("x")]
+    assert all(domain == (0.0, 1.0) for domain in x_domains), "every panel the full width"
+    y_domains = sorted((layout[f"yaxis{i}"].domain for i in range(1, 9)), reverse=True)
+    assert all(low[1] < high[0] for high, low in itertools.pairwise(y_domains)), "no overlap"
+    assert all(layout[f"yaxis{i}"].showticklabels for i in range(1, 9)), "each labels its rows"
+    tops = sorted((a.y for a in layout.annotations), reverse=True)
+    assert len(tops) == 4 and tops[0] < 1.0, "titles under the phone's toolbar"
+    # The same figure on a laptop keeps the 4 x 2 grid, as for a canvas not known yet.
+    laptop = Canvas(width=820, height=400, window_width=1280, window_height=800)
+    assert compare_figure(result, canvas=laptop).layout.xaxis2.domain == (
+        compare_figure(result).layout.xaxis2.domain
     )

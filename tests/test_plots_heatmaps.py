@@ -21,7 +21,8 @@ import torch
 
 from posviz.embeddings import SeededEmbeddings
 from posviz.pipeline import WindowEmbeddings, embed_window
-from posviz.plots.heatmaps import HOVER_CELLS, embeddings_figure
+from posviz.plots._layout import Canvas
+from posviz.plots.heatmaps import HOVER_CELLS, embeddings_figure, similarity_figure
 
 MAX_FIGURE_JSON = 1_500_000  # bytes per rerun, issue 4
 # Tags posviz itself writes into titles and hover; anything else with "<" came from user text.
@@ -316,3 +317,19 @@ def test_stacked_figure_gives_each_panel_its_own_full_width_row() -> None:
     assert all(layout[name].domain == (0.0, 1.0) for name in ("xaxis", "xaxis2", "xaxis3"))
     labels = [f"{p} · {t}" for p, t in enumerate(texts)]
     assert all(list(layout[name].tickvals) == labels for name in ("yaxis", "yaxis2", "yaxis3"))
+
+
+def test_a_phone_canvas_stacks_both_figures_and_squares_the_similarity_panels() -> None:
+    texts = ["A", "␣rose", "␣is", "␣a", "␣rose"]
+    window = random_window(5, 8, token_texts=texts)
+    phone = Canvas(width=358, height=700, window_width=390, window_height=844)
+    figure = embeddings_figure(window, canvas=phone)
+    assert [(t.xaxis, t.yaxis) for t in figure.data] == [("x", "y"), ("x2", "y2"), ("x3", "y3")]
+    assert figure.layout.coloraxis.colorbar.orientation == "h"
+    similarity = similarity_figure(window, canvas=phone).layout
+    plot_width = 358 - similarity.margin.l - similarity.margin.r
+    plot_height = similarity.height - similarity.margin.t - similarity.margin.b
+    low, high = similarity.yaxis.domain
+    assert (high - low) * plot_height == pytest.approx(plot_width, abs=1.5), "square panels"
+    # The command line and the exports (no canvas) keep the side-by-side figure.
+    assert embeddings_figure(window).layout.xaxis2.domain[0] > 0

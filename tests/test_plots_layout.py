@@ -8,17 +8,26 @@ from __future__ import annotations
 
 import html
 import itertools
+import math
 
 import pytest
 
 from posviz.plots._layout import (
+    CHART_BOTTOM_GAP,
     LECTURE_TYPE,
+    MODEBAR_ROOM,
     NORMAL_TYPE,
+    Canvas,
+    CanvasError,
     Colorbar,
+    TypeSizes,
+    arrange,
+    colorbar_step,
     position_ticks,
     short_label,
     text_width,
     three_panels,
+    type_sizes,
     wrap_title,
 )
 
@@ -69,18 +78,23 @@ def test_position_ticks_are_spaced_for_their_font(rows: int, length: int) -> Non
         assert html.unescape(text).startswith(html.unescape(value).split(" · ")[0] + " · ")
 
 
-def _layout(*, count: int = 3, stacked: bool = False, lecture: bool = False) -> dict[str, object]:
-    return three_panels(
-        titles=TITLES[:count],
-        note="",
-        token_texts=ROSE,
-        x_axis={"title": {"text": "dimension"}},
-        colorbars=[Colorbar("coloraxis", -2.0, 2.0, "value")],
-        lecture=lecture,
-        stacked=stacked,
-        panel_height=300,
-        x_tick_height=50,
-    ).layout
+def _layout(
+    *, count: int = 3, stacked: bool = False, lecture: bool = False, **options: object
+) -> dict[str, object]:
+    """three_panels' layout of the rose sentence, with ``options`` (canvas, token_texts...)
+    in place of the defaults."""
+    arguments: dict[str, object] = {
+        "titles": TITLES[:count],
+        "note": "",
+        "token_texts": ROSE,
+        "x_axis": {"title": {"text": "dimension"}},
+        "colorbars": [Colorbar("coloraxis", -2.0, 2.0, "value")],
+        "lecture": lecture,
+        "stacked": stacked,
+        "panel_height": 300,
+        "x_tick_height": 50,
+    }
+    return three_panels(**(arguments | options)).layout  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("count", [1, 2, 3])
@@ -160,3 +174,132 @@ def test_a_chart_whose_height_the_page_sets_gets_auto_ticks_side_by_side_only() 
     stacked = three_panels(stacked=True, **common)  # type: ignore[arg-type]
     axis = stacked.layout["yaxis"]
     assert isinstance(axis, dict) and axis["tickmode"] == "array"
+
+
+# --- laid out for a measured canvas (issue 19) ----------------------------------------------
+
+# The 16 tokens of issue 19's lecture sentence, "The quick brown fox jumps over the lazy dog
+# and the quick brown fox runs away", as posviz writes them.
+LECTURE_TEXT = "The quick brown fox jumps over the lazy dog and the quick brown fox runs away"
+SENTENCE = [word if i == 0 else f"␣{word}" for i, word in enumerate(LECTURE_TEXT.split())]
+
+
+def _canvas(width: int, window: tuple[int, int], height: int | None = None) -> Canvas:
+    """The canvas of a chart ``width`` px wide in a window ``window``, ``height`` px from its
+    top to the window's bottom (default: the whole window)."""
+    return Canvas(width=width, height=height or window[1], window_width=window[0],
+                  window_height=window[1])  # fmt: skip
+
+
+def test_a_canvas_the_browser_cannot_have_is_refused_with_the_fix() -> None:
+    for bad in ({"width": 0}, {"height": -5}, {"window_width": 10**6}):
+        with pytest.raises(CanvasError, match=r"outside 1\.\.20000 px.*Canvas\(\)"):
+            Canvas(**bad)
+    assert not Canvas().measured and _canvas(800, (1280, 800)).measured
+
+
+@pytest.mark.parametrize(
+    ("width", "window", "stacked"),
+    [
+        pytest.param(358, (390, 844), True, id="phone"),
+        pytest.param(568, (600, 900), True, id="600-px-window"),
+        pytest.param(564, (1024, 768), True, id="1024-sidebar-open"),
+        pytest.param(820, (1280, 800), False, id="laptop"),
+        pytest.param(1460, (1920, 1080), False, id="1920"),
+    ],
+)
+def test_the_measured_width_decides_stacking_not_the_device(
+    width: int, window: tuple[int, int], stacked: bool
+) -> None:
+    canvas = _canvas(width, window)
+    arrangement = arrange(canvas, lecture=False, count=3, token_texts=ROSE)
+    assert arrangement.stacked is stacked
+    sizes = arrangement.sizes
+    labels = max(text_width(short_label(i, t), sizes.tick) for i, t in enumerate(ROSE))
+    if stacked:  # each panel the chart's width less its labels: at least 400 px from 600 up
+        assert arrangement.panel_width == pytest.approx(
+            width - (labels + 8 + 1.6 * sizes.text) - 16
+        )
+        assert width < 560 or arrangement.panel_width >= 400
+    else:
+        assert arrangement.panel_width >= 150
+    # The stacking flag given for Canvas() is ignored once the width is known.
+    assert (
+        arrange(canvas, lecture=False, count=3, token_texts=ROSE, stacked=True).stacked is stacked
+    )
+    assert arrange(Canvas(), lecture=False, count=3, token_texts=ROSE, stacked=True).stacked
+
+
+def test_large_screens_get_larger_chart_type_and_laptops_do_not() -> None:
+    assert type_sizes(lecture=False, canvas=_canvas(1000, (1440, 900))) == NORMAL_TYPE
+    big = type_sizes(lecture=False, canvas=_canvas(1500, (1920, 1080)))
+    assert big == TypeSizes(text=18, tick=18, title=20)  # 1.2 x 15 and 17
+    assert type_sizes(lecture=True, canvas=_canvas(1760, (1920, 1080))).tick == 24
+    assert type_sizes(lecture=False, canvas=_canvas(1200, (1600, 900))).tick == 17
+
+
+def _lecture_layout(texts: list[str], room: int) -> dict[str, object]:
+    """Lecture mode's chart 1120 px wide, ``room`` px from its top to the window's bottom."""
+    canvas = _canvas(1120, (1280, 720), room)
+    return _layout(lecture=True, token_texts=texts, x_tick_height=73, follows_page=True,
+                   canvas=canvas)  # fmt: skip
+
+
+@pytest.mark.parametrize("room", [570, 700, 900])
+def test_lecture_chart_is_as_tall_as_the_window_leaves_and_labels_every_row(room: int) -> None:
+    layout = _lecture_layout(SENTENCE, room)
+    assert layout["height"] == room - CHART_BOTTOM_GAP  # nothing to scroll
+    axis = layout["yaxis"]
+    assert axis["tickmode"] == "array" and len(axis["tickvals"]) == len(SENTENCE), "every row"
+    margin = layout["margin"]
+    plot = room - CHART_BOTTOM_GAP - margin["t"] - margin["b"]
+    assert plot >= len(SENTENCE) * 1.2 * axis["tickfont"]["size"], "labels 1.2 lines apart"
+    assert axis["tickfont"]["size"] >= 20 and all(
+        a["font"]["size"] >= 20 for a in layout["annotations"]
+    ), "the projector rule holds"
+
+
+def test_a_short_lecture_chart_labels_evenly_spaced_rows_it_has_room_for() -> None:
+    layout = _lecture_layout(SENTENCE, 420)
+    axis = layout["yaxis"]
+    positions = [int(html.unescape(v).split(" · ")[0]) for v in axis["tickvals"]]
+    plot = 420 - CHART_BOTTOM_GAP - layout["margin"]["t"] - layout["margin"]["b"]
+    assert 1 < len(positions) < len(SENTENCE)
+    assert len(positions) * 1.2 * 20 <= plot
+    assert len(set(itertools.starmap(lambda a, b: b - a, itertools.pairwise(positions)))) == 1
+
+
+@pytest.mark.parametrize("limit", [0.07, 0.31, 1.0, 2.2, 4.7, 9.99, 31.0])
+def test_a_colour_bar_step_gives_three_to_five_round_ticks(limit: float) -> None:
+    step = colorbar_step(limit)
+    assert step is not None
+    ticks = [k * step for k in range(-10, 11) if abs(k * step) <= limit + 1e-12]
+    assert 3 <= len(ticks) <= 5, (limit, step, ticks)
+    mantissa = step / 10 ** math.floor(math.log10(step))
+    assert round(mantissa, 6) in (1.0, 2.0, 2.5, 5.0)
+    assert colorbar_step(0.0) is None
+
+
+def test_a_stacked_colour_bar_shows_at_least_three_ticks() -> None:
+    layout = _layout(
+        colorbars=[Colorbar("coloraxis", -4.7, 4.7, "value")], canvas=_canvas(358, (390, 844))
+    )
+    bar = layout["coloraxis"]
+    assert bar["colorbar"]["orientation"] == "h"
+    step = bar["colorbar"]["dtick"]
+    assert bar["colorbar"]["tickmode"] == "linear"
+    assert len([k for k in range(-5, 6) if abs(k * step) <= 4.7]) >= 3
+    assert layout["margin"]["t"] >= MODEBAR_ROOM, "room for the toolbar a phone always shows"
+
+
+def test_measured_titles_wrap_to_the_panels_real_width() -> None:
+    canvas = _canvas(1460, (1920, 1080))
+    arrangement = arrange(canvas, lecture=False, count=3, token_texts=ROSE)
+    layout = _layout(canvas=canvas)
+    size = arrangement.sizes.title
+    for annotation in layout["annotations"]:
+        title = annotation["text"].removeprefix("<b>").split("</b>")[0]
+        for line in title.split("<br>"):
+            assert text_width(line, size, bold=True) <= arrangement.panel_width, line
+    # 1460 px leave room for "positional embeddings" on one line (17 px: 1.2 x 17 = 20 px)
+    assert "positional embeddings<br>(learned)" in layout["annotations"][1]["text"]

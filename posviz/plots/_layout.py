@@ -1,13 +1,19 @@
 """The layout both three-panel figures share (embeddings and similarity): where the panels go,
-their titles, the position axis, the colour bars, type sizes and margins.
+their titles, the position axis, the colour bars, type sizes and margins, for the room the
+chart has on the page (a :class:`Canvas`).
 
 Two arrangements:
 
-* side by side (``stacked=False``): the panels in one row sharing the position axis on the
-  left, the colour bar on the right: screens from 1024 px wide up, and projectors;
-* stacked (``stacked=True``): one panel under the other, each the full width with its own
-  position labels: phones. Plotly lays a figure out once for the size it is given and the
-  server is not told the window's width, so the app chooses (see ``app.py``).
+* side by side: the panels in one row sharing the position axis on the left, the colour bar on
+  the right, when each panel gets at least :data:`SIDE_BY_SIDE_PANEL` px;
+* stacked: one panel under the other, each the full width with its own position labels
+  (phones, a split screen, a 1024-px window with the sidebar open).
+
+A measured canvas (the app's chart reports its width and the window's size, see
+``posviz_app/chart.py``) decides between them, scales the type on large screens and gives
+lecture mode's chart the window's height below its top; ``Canvas()``, a size not known yet
+(the command line, the exports, a page's first run), lays a figure out as posviz always has,
+for the smallest panels it promises (:class:`Room`), side by side unless ``stacked``.
 
 Margins are computed here, not by Plotly's ``automargin``: automargin measures every tick
 label in the browser and then lays the whole figure out again, which was about half of
@@ -21,6 +27,9 @@ them whole), and leaves room for the colour bars so that Plotly never has to pus
 'positional embeddings<br>(learned)'
 >>> short_label(3, "␣indivisibility")
 '3 · ␣indivisibi…'
+>>> arrange(Canvas(width=358, window_width=390, window_height=844), lecture=False,
+...         count=3, token_texts=["A", "␣rose"]).stacked
+True
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import plotly.graph_objects as go
@@ -57,6 +66,81 @@ class TypeSizes:
 NORMAL_TYPE: Final = TypeSizes(text=15, tick=15, title=17)
 LECTURE_TYPE: Final = TypeSizes(text=22, tick=20, title=24)
 
+# Canvas sizes the browser may report, in CSS px: anything outside is not a real window.
+CANVAS_RANGE: Final = (1, 20_000)
+LARGE_SCREEN: Final = 1600  # px of window width from which the chart's type grows
+MAX_TYPE_SCALE: Final = 1.2  # ... up to this factor (1920-px screens and wider)
+SIDE_BY_SIDE_PANEL: Final = 150  # px a panel needs, at least, to stand beside the others
+CHART_BOTTOM_GAP: Final = 18  # px left under a chart that fills the window (page padding)
+MIN_FILL_HEIGHT: Final = 320  # px: a chart that fills the window is never shorter
+# Position labels at least this many font sizes apart: a Plotly tick label's box is 1.1-1.15
+# of its font size high in the fonts Plotly uses. A measured canvas draws the figure exactly as
+# tall as laid out; a figure for Canvas() may be squeezed by the page, so it keeps more air.
+ROW_PITCH: Final = 1.3
+MEASURED_ROW_PITCH: Final = 1.2
+MODEBAR_ROOM: Final = 28  # px over a stacked figure: a phone shows the toolbar all the time
+
+
+class CanvasError(ValueError):
+    """A canvas size that no browser window has (negative, zero or absurdly large)."""
+
+
+@dataclass(frozen=True)
+class Canvas:
+    """The room a chart has on the page, in CSS px, as the browser measured it.
+
+    ``width``: the chart's own width; ``height``: from the chart's top to the bottom of the
+    window (what a chart that fills the window may take); ``window_width`` and
+    ``window_height``: the window's inner size. ``Canvas()`` is a size not known yet: figures
+    are laid out as they always were (the command line and the exports use it).
+
+    >>> Canvas().measured, Canvas(width=800, window_width=1280, window_height=800).measured
+    (False, True)
+    >>> Canvas(width=-3)
+    Traceback (most recent call last):
+    ...
+    posviz.plots._layout.CanvasError: canvas width -3 px is outside 1..20000 px: pass the \
+size the browser measured, or Canvas() for a size not known yet
+    """
+
+    width: int | None = None
+    height: int | None = None
+    window_width: int | None = None
+    window_height: int | None = None
+
+    def __post_init__(self) -> None:
+        low, high = CANVAS_RANGE
+        for name in ("width", "height", "window_width", "window_height"):
+            value = getattr(self, name)
+            if value is not None and not low <= value <= high:
+                raise CanvasError(
+                    f"canvas {name} {value} px is outside {low}..{high} px: pass the size the "
+                    "browser measured, or Canvas() for a size not known yet"
+                )
+
+    @property
+    def measured(self) -> bool:
+        """Whether the browser has told the chart its width (else: lay out as always)."""
+        return self.width is not None
+
+    @property
+    def type_scale(self) -> float:
+        """How much larger the chart's type is than on a laptop: 1 below
+        :data:`LARGE_SCREEN` px of window width, growing with it to :data:`MAX_TYPE_SCALE`
+        (the page's own captions grow from the same width).
+
+        >>> Canvas(width=1000, window_width=1280).type_scale, Canvas(width=1500,
+        ...     window_width=1920).type_scale
+        (1.0, 1.2)
+        """
+        window = self.window_width or 0
+        if window < LARGE_SCREEN:
+            return 1.0
+        return min(MAX_TYPE_SCALE, round(window / LARGE_SCREEN * 17 / 15, 3))
+
+
+UNKNOWN: Final = Canvas()  # the size before the browser has measured it
+
 
 @dataclass(frozen=True)
 class Room:
@@ -77,14 +161,78 @@ LECTURE_ROOM: Final = Room(panel_width=200, panel_height=300)
 STACKED_WIDTH: Final = 300  # a 390-px phone less the page's padding and the labels
 
 
-def type_sizes(*, lecture: bool) -> TypeSizes:
-    """Font sizes for lecture mode (projector: every label at least 20 px) or normal mode."""
-    return LECTURE_TYPE if lecture else NORMAL_TYPE
+def type_sizes(*, lecture: bool, canvas: Canvas = UNKNOWN) -> TypeSizes:
+    """Font sizes for lecture mode (projector: every label at least 20 px) or normal mode,
+    scaled for large screens (:attr:`Canvas.type_scale`).
+
+    >>> type_sizes(lecture=False, canvas=Canvas(width=1500, window_width=1920))
+    TypeSizes(text=18, tick=18, title=20)
+    """
+    sizes = LECTURE_TYPE if lecture else NORMAL_TYPE
+    scale = canvas.type_scale
+    if scale == 1.0:
+        return sizes
+    return TypeSizes(*(round(size * scale) for size in (sizes.text, sizes.tick, sizes.title)))
 
 
 def room(*, lecture: bool) -> Room:
     """The smallest panel the layout must fit without collisions, per mode."""
     return LECTURE_ROOM if lecture else NORMAL_ROOM
+
+
+PANEL_GAP: Final = 0.04  # side by side: the gap between two panels, a fraction of the plot
+
+
+@dataclass(frozen=True)
+class Arrangement:
+    """How a figure of ``count`` panels sits on its canvas, decided once by :func:`arrange`
+    for the figure's builder and :func:`three_panels` alike."""
+
+    stacked: bool  # one panel under the other (else side by side)
+    sizes: TypeSizes
+    panel_width: float  # px of one panel's plot area (what titles and column labels fit)
+    label_width: float = 0.0  # px of the widest position label (measured canvases)
+
+
+def arrange(
+    canvas: Canvas,
+    *,
+    lecture: bool,
+    count: int,
+    token_texts: Sequence[str],
+    stacked: bool = False,
+) -> Arrangement:
+    """Side by side or stacked, type sizes and the px each panel gets.
+
+    A measured canvas stacks the panels when side by side each would get less than
+    :data:`SIDE_BY_SIDE_PANEL` px (more on large screens, whose type is larger) after the
+    position labels and the colour bar; ``stacked`` is then ignored. ``Canvas()`` keeps
+    ``stacked`` as given and the panel widths posviz promises for any screen (:func:`room`;
+    stacked: a 300-px phone).
+    """
+    sizes = type_sizes(lecture=lecture, canvas=canvas)
+    if canvas.width is None:
+        width = STACKED_WIDTH if stacked else room(lecture=lecture).panel_width * 3 / count
+        return Arrangement(stacked=stacked, sizes=sizes, panel_width=float(width))
+    labels = (short_label(position, text) for position, text in enumerate(token_texts))
+    label_width = max((text_width(label, sizes.tick) for label in labels), default=0.0)
+    left = label_width + 8 + sizes.text * 1.6
+    side = (canvas.width - left - _right_margin(sizes, stacked=False)) * _span(count)
+    if side >= SIDE_BY_SIDE_PANEL * canvas.type_scale:
+        return Arrangement(stacked=False, sizes=sizes, panel_width=side, label_width=label_width)
+    width = max(canvas.width - left - _right_margin(sizes, stacked=True), 1.0)
+    return Arrangement(stacked=True, sizes=sizes, panel_width=width, label_width=label_width)
+
+
+def _span(count: int) -> float:
+    """Side by side: one panel's share of the plot's width."""
+    return (1 - PANEL_GAP * (count - 1)) / count
+
+
+def _right_margin(sizes: TypeSizes, *, stacked: bool) -> float:
+    """px right of the plot: a little air, and side by side the vertical colour bar (its pad,
+    thickness, tick labels and the title along it)."""
+    return 16 + (0 if stacked else sizes.text * 4.5 + 36)
 
 
 def text_width(text: str, font_size: float, *, bold: bool = False) -> float:
@@ -144,9 +292,14 @@ class PositionTicks:
 
 
 def position_ticks(
-    token_texts: Sequence[str], *, font_size: int, length: float, auto: bool = False
+    token_texts: Sequence[str],
+    *,
+    font_size: int,
+    length: float,
+    auto: bool = False,
+    pitch: float = ROW_PITCH,
 ) -> PositionTicks:
-    """Label evenly spaced rows so that labels ``1.3 * font_size`` px apart fit ``length``
+    """Label evenly spaced rows so that labels ``pitch * font_size`` px apart fit ``length``
     px of axis; every row keeps its hover.
 
     ``auto``: for a chart whose height the page sets (lecture mode follows the window), so
@@ -158,7 +311,7 @@ def position_ticks(
     if auto:
         chosen = range(rows)
     else:
-        max_ticks = max(1, int(length // (1.3 * font_size)))
+        max_ticks = max(1, int(length // (pitch * font_size)))
         chosen = range(0, rows, max(1, math.ceil(rows / max_ticks)))
     shorts = [short_label(position, token_texts[position]) for position in chosen]
     width = max((text_width(label, font_size) for label in shorts), default=0.0)
@@ -260,6 +413,7 @@ def three_panels(
     x_tick_height: float,
     square: bool = False,
     follows_page: bool = False,
+    canvas: Canvas = UNKNOWN,
 ) -> PanelLayout:
     """The layout of ``len(titles)`` panels (1 to 3) over the rows ``token_texts``.
 
@@ -267,34 +421,62 @@ def three_panels(
     settings every panel's horizontal axis shares; ``x_tick_height`` is
     the px its tick labels and title need under a panel. Side by side the figure is
     ``panel_height`` px of plot plus margins; stacked, each panel is ``panel_height`` px (or
-    as tall as wide, ``square``, for a 300-px phone panel). ``follows_page``: side by side,
-    the page sets the chart's height (lecture mode fills the window), so Plotly spaces the
+    as tall as wide, ``square``). ``canvas`` arranges the panels (:func:`arrange`; with
+    ``Canvas()``, ``stacked`` does). ``follows_page``: side by side, the chart takes the
+    window's height below its top (lecture mode): with a measured canvas the figure is laid out
+    for exactly that height; with ``Canvas()`` the page stretches it, so Plotly spaces the
     position labels for the height it draws (:func:`position_ticks` ``auto``).
     """
-    sizes = type_sizes(lecture=lecture)
     count = len(titles)
     if not 1 <= count <= 3:
         raise ValueError(f"a figure has 1 to 3 panels, got {count}")
-    if stacked:
-        panel_height = STACKED_WIDTH if square else panel_height
-        width = float(STACKED_WIDTH)
-    else:
-        width = room(lecture=lecture).panel_width * 3 / count
+    arrangement = arrange(
+        canvas, lecture=lecture, count=count, token_texts=token_texts, stacked=stacked
+    )
+    sizes, stacked, width = arrangement.sizes, arrangement.stacked, arrangement.panel_width
+    if stacked and square:
+        panel_height = width
     wrapped = [wrap_title(title, width=width, font_size=sizes.title) for title in titles]
-    note = small_note(note, width=width, font_size=sizes.text)
+    raw_note = note
+    note = small_note(raw_note, width=width, font_size=sizes.text)
     title_px = max(title_height(title, note, sizes) for title in wrapped)
-    # Side by side the page may give the chart less height than asked (lecture mode follows
-    # the window): label as many rows as the smallest panel has room for.
-    length = panel_height if stacked else min(panel_height, room(lecture=lecture).panel_height)
-    auto = follows_page and not stacked
-    ticks = position_ticks(token_texts, font_size=sizes.tick, length=length, auto=auto)
-    left = ticks.width + 8 + sizes.text * 1.6  # labels, their pad, the rotated axis title
     # Side by side the shared bar stands at the right and RoPE's cos bar lies under its panel;
     # stacked, all bars lie under the panels (width is what a phone lacks).
     vertical = [bar for bar in colorbars if bar.under_panel is None or stacked]
     horizontal = [bar for bar in colorbars if bar not in vertical]
-    # Each vertical bar: its pad, thickness, tick labels and the title along it.
-    right = 16 + (sizes.text * 4.5 + 36 if not stacked else 0)
+    colorbar_height = COLORBAR_HEIGHT * canvas.type_scale
+    fill = follows_page and not stacked
+    auto, axis_title = False, True
+    pitch = MEASURED_ROW_PITCH if canvas.measured else ROW_PITCH
+    right = _right_margin(sizes, stacked=stacked)
+    if fill and canvas.width is not None and canvas.height is not None:  # lecture mode
+        side_bottom = x_tick_height + (colorbar_height if horizontal else 0)
+        fill_height = max(canvas.height - CHART_BOTTOM_GAP, MIN_FILL_HEIGHT)
+        panel_height = fill_height - title_px - side_bottom
+        every_row = len(token_texts) * pitch * sizes.tick
+        if panel_height < every_row and sizes.title > LECTURE_TYPE.tick:
+            # Too short to label every row: titles at the projector's smallest type, and no
+            # rotated axis title beside labels that say "position · token" themselves.
+            sizes, axis_title = replace(sizes, title=LECTURE_TYPE.tick), False
+            left = arrangement.label_width + 14
+            width = (canvas.width - left - right) * _span(count)
+            wrapped = [wrap_title(title, width=width, font_size=sizes.title) for title in titles]
+            note = small_note(raw_note, width=width, font_size=sizes.text)
+            title_px = max(title_height(title, note, sizes) for title in wrapped)
+            panel_height = fill_height - title_px - side_bottom
+        panel_height = max(panel_height, 1.0)
+        length = panel_height
+    elif canvas.measured:  # the figure is drawn exactly as tall as laid out
+        length = panel_height
+    else:
+        # The page may give the chart less height than asked (lecture mode follows the
+        # window): label as many rows as the smallest panel has room for.
+        length = panel_height if stacked else min(panel_height, room(lecture=lecture).panel_height)
+        auto = fill
+    ticks = position_ticks(token_texts, font_size=sizes.tick, length=length, auto=auto, pitch=pitch)
+    # The labels, their pad, and the rotated axis title (or a little air).
+    left = ticks.width + 8 + (sizes.text * 1.6 if axis_title else 6)
+    toolbar = MODEBAR_ROOM if stacked and canvas.measured else 0
     layout: dict[str, object] = {
         "font": {"size": sizes.text},
         "hovermode": "closest",
@@ -308,8 +490,8 @@ def three_panels(
         band = title_px
         below = x_tick_height
         plot_height = count * panel_height + (count - 1) * (below + band)
-        bottom_bars = COLORBAR_HEIGHT * len(vertical)
-        height = round(title_px + plot_height + below + bottom_bars)
+        bottom_bars = colorbar_height * len(vertical)
+        height = round(toolbar + title_px + plot_height + below + bottom_bars)
         for index in range(count):
             top = index * (panel_height + below + band)
             low = 1 - (top + panel_height) / plot_height
@@ -333,13 +515,15 @@ def three_panels(
                 panel_title(wrapped[index], note=note, x=0.5, y=high, font_size=sizes.title)
             )
         for order, bar in enumerate(reversed(vertical)):
-            lift = order * COLORBAR_HEIGHT + sizes.text * 1.4 + 8  # px: its tick labels below
-            layout[bar.name] = _colorbar_axis(bar, sizes, x=(0.0, 1.0), y=lift / height)
-        margin = {"t": title_px, "b": below + bottom_bars, "l": left, "r": 16}
+            lift = order * colorbar_height + sizes.text * 1.4 + 8  # px: its tick labels below
+            layout[bar.name] = _colorbar_axis(
+                bar, sizes, x=(0.0, 1.0), y=lift / height, spread_ticks=True
+            )
+        margin = {"t": toolbar + title_px, "b": below + bottom_bars, "l": left, "r": 16}
         layout["height"] = height
     else:
-        gap = 0.04
-        span = (1 - gap * (count - 1)) / count
+        gap = PANEL_GAP
+        span = _span(count)
         for index in range(count):
             start = index * (span + gap)
             x_name, y_name = _axis_names(index)
@@ -356,12 +540,14 @@ def three_panels(
                 )
             )
         layout["yaxis"] = {
-            **position_axis(ticks, font_size=sizes.tick, title="position · token"),
+            **position_axis(
+                ticks, font_size=sizes.tick, title="position · token" if axis_title else None
+            ),
             "domain": [0.0, 1.0],
         }
         for order, bar in enumerate(vertical):  # a second bar (RoPE's cos) at the right edge
             layout[bar.name] = _colorbar_axis(bar, sizes, x=None, y=None, edge=order > 0)
-        bottom = x_tick_height + (COLORBAR_HEIGHT if horizontal else 0)
+        bottom = x_tick_height + (colorbar_height if horizontal else 0)
         height = round(panel_height + title_px + bottom)
         for bar in horizontal:
             index = bar.under_panel or 0
@@ -388,11 +574,14 @@ def _colorbar_axis(
     x: tuple[float, float] | None,
     y: float | None,
     edge: bool = False,
+    spread_ticks: bool = False,
 ) -> dict[str, object]:
     """A colour axis on posviz's diverging scale; vertical at the right unless ``x`` (its
     span, as a fraction of the plot's width) and ``y`` (its bottom, as a fraction of the
     figure's height from the bottom) place it horizontally under the plot: measured from the
-    figure's edge, it stays under the tick labels whatever height the page gives the chart."""
+    figure's edge, it stays under the tick labels whatever height the page gives the chart.
+    ``spread_ticks``: three to five ticks at a round step (:func:`colorbar_step`), not the
+    ones Plotly picks (on a phone's bar, with ``nticks`` 3, often "0" alone)."""
     colorbar: dict[str, object] = {
         # Along the bar, right of its tick labels: above it, the top label would touch it.
         "title": {"text": bar.title, "side": "right", "font": {"size": sizes.text}},
@@ -415,6 +604,9 @@ def _colorbar_axis(
             "title": {"text": bar.title, "side": "top", "font": {"size": sizes.text}},
             "nticks": 3,  # a bar under one panel is short: upright labels, not turned ones
         }
+    step = colorbar_step(max(-bar.cmin, bar.cmax))
+    if spread_ticks and step is not None:
+        colorbar |= {"tickmode": "linear", "tick0": 0.0, "dtick": step}
     return {
         "colorscale": COLORSCALE_STEPS,
         "cmid": 0.0,
@@ -422,3 +614,18 @@ def _colorbar_axis(
         "cmax": bar.cmax,
         "colorbar": colorbar,
     }
+
+
+def colorbar_step(limit: float) -> float | None:
+    """A round tick step (1, 2, 2.5 or 5 times a power of ten) for a bar from ``-limit`` to
+    ``limit``: at least ``limit / 3``, at most ``limit / 1.5``, so the bar shows 3 to 5 ticks
+    (``-step, 0, step`` at least); ``None`` for an empty range.
+
+    >>> colorbar_step(1.0), colorbar_step(4.7), colorbar_step(0.31)
+    (0.5, 2.5, 0.2)
+    """
+    if not math.isfinite(limit) or limit <= 0:
+        return None
+    wanted = limit / 1.5
+    power = 10.0 ** math.floor(math.log10(wanted))
+    return max(m * power for m in (1.0, 2.0, 2.5, 5.0) if m * power <= wanted * (1 + 1e-9))

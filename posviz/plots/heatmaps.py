@@ -1,5 +1,6 @@
 """posviz's two figures, three panels each (token | positional | input), side by side or
-stacked on a phone; their layout is :mod:`posviz.plots._layout`'s.
+stacked (a phone, a narrow window); their layout is :mod:`posviz.plots._layout`'s, for the
+:class:`~posviz.plots._layout.Canvas` the chart has on the page.
 
 * :func:`embeddings_figure`: the three matrices of a window;
 * :func:`similarity_figure`: cosine similarity between their positions
@@ -30,14 +31,14 @@ import plotly.graph_objects as go
 
 from posviz.config import Scheme
 from posviz.pipeline import WindowEmbeddings
-from posviz.plots._layout import STACKED_WIDTH as STACKED_PANEL
 from posviz.plots._layout import (
+    UNKNOWN,
+    Canvas,
     Colorbar,
+    arrange,
     position_ticks,
-    room,
     row_labels,
     three_panels,
-    type_sizes,
 )
 from posviz.similarity import similarities
 
@@ -134,6 +135,7 @@ def embeddings_figure(
     lecture: bool = False,
     panels: int = 3,
     stacked: bool = False,
+    canvas: Canvas = UNKNOWN,
     max_cells: int = MAX_CELLS,
     hover_cells: int = HOVER_CELLS,
 ) -> go.Figure:
@@ -141,9 +143,11 @@ def embeddings_figure(
 
     Rows are labelled with the window's own ``token_texts``.
     ``panels`` draws only the first 1, 2 or 3 panels (lecture mode's steps; the colour scale
-    stays the one of all three, so colours do not shift between steps). ``stacked`` puts the
-    panels one under the other, each the full width, for phones. ``lecture`` uses projector
-    type sizes (every label at least 20 px).
+    stays the one of all three, so colours do not shift between steps). ``canvas``: the room
+    the chart has on the page (narrow: the panels are stacked, one under the other, each the
+    full width; lecture mode: as tall as the window below the chart's top); with ``Canvas()``
+    ``stacked`` stacks them. ``lecture`` uses projector type sizes (every label at least
+    20 px).
 
     >>> import torch
     >>> from posviz.embeddings import SeededEmbeddings
@@ -180,10 +184,13 @@ def embeddings_figure(
     colorbars = [Colorbar("coloraxis", -limit, limit, "value")]
     if own_axis and panels >= 2:
         colorbars.append(Colorbar("coloraxis2", -1.0, 1.0, "cos", under_panel=1))
-    sizes = type_sizes(lecture=lecture)
+    arrangement = arrange(
+        canvas, lecture=lecture, count=panels, token_texts=window.token_texts, stacked=stacked
+    )
+    sizes = arrangement.sizes
     titles = PANEL_TITLES[window.scheme][:panels]
     note = reduction.note
-    if stacked:
+    if arrangement.stacked:
         panel_height = max(200, min(420, 22 * num_rows))
     else:
         panel_height = max(360, min(720, (30 if lecture else 24) * num_rows))
@@ -202,7 +209,8 @@ def embeddings_figure(
         stacked=stacked,
         panel_height=panel_height,
         x_tick_height=sizes.tick * 1.5 + sizes.text * 1.5 + 10,
-        follows_page=lecture,  # the app's lecture stage gives the chart the window's height
+        follows_page=lecture,  # lecture mode: the chart takes the window's height
+        canvas=canvas,
     )
     traces: list[dict[str, object]] = [
         {
@@ -231,6 +239,7 @@ def similarity_figure(
     *,
     lecture: bool = False,
     stacked: bool = False,
+    canvas: Canvas = UNKNOWN,
     max_positions: int = MAX_POSITIONS,
 ) -> go.Figure:
     """Three ``n × n`` heatmaps: cosine similarity between positions of the token, position
@@ -238,6 +247,7 @@ def similarity_figure(
 
     Rows and columns are labelled ``position · token`` (escaped). Windows longer than
     ``max_positions`` show their first ``max_positions`` positions and say so in the titles.
+    ``canvas`` and ``stacked`` arrange the panels as in :func:`embeddings_figure`.
 
     >>> from posviz.embeddings import SeededEmbeddings
     >>> from posviz.pipeline import embed_window
@@ -254,10 +264,10 @@ def similarity_figure(
     note = ""
     if shown_rows < len(window.token_ids):
         note = f"first {shown_rows} of {len(window.token_ids)} positions"
-    sizes = type_sizes(lecture=lecture)
+    arrangement = arrange(canvas, lecture=lecture, count=3, token_texts=texts, stacked=stacked)
+    sizes = arrangement.sizes
     # Column labels stand upright (-90°): each needs one line of width along the axis.
-    across = STACKED_PANEL if stacked else room(lecture=lecture).panel_width
-    columns = position_ticks(texts, font_size=sizes.tick, length=across)
+    columns = position_ticks(texts, font_size=sizes.tick, length=arrangement.panel_width)
     panel_height = max(300, min(720, 22 * shown_rows)) + (60 if lecture else 0)
     grid = three_panels(
         titles=SIMILARITY_TITLES[window.scheme],
@@ -278,6 +288,7 @@ def similarity_figure(
         panel_height=panel_height,
         x_tick_height=columns.width + sizes.tick + 12,  # the widest label, upright
         square=True,
+        canvas=canvas,
     )
     hovertemplate = (
         "row: %{y}<br>column: %{x}<br>cosine similarity: %{z:.4f}<extra>%{fullData.name}</extra>"

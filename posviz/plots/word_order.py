@@ -4,7 +4,9 @@ Columns: token embeddings | what the scheme makes of them (input embeddings; for
 rotated queries) | context vectors of self-attention without positions | with positions.
 Rows: the first text, then the second. Each column has its own symmetric colour range, shared
 by both texts, so the same vector looks the same in both rows. Each panel title says what the
-numbers show: "same rows, reordered" or "differ".
+numbers show: "same rows, reordered" or "differ". On a canvas too narrow for four titles side
+by side (a phone), the four matrices stand one under the other, each as two full-width panels
+(first text, second text).
 """
 
 from __future__ import annotations
@@ -17,7 +19,15 @@ import plotly.graph_objects as go
 import torch
 
 from posviz.compare import OrderComparison
-from posviz.plots._layout import COLORSCALE_STEPS, panel_title, row_labels
+from posviz.plots._layout import (
+    COLORSCALE_STEPS,
+    MODEBAR_ROOM,
+    UNKNOWN,
+    Canvas,
+    panel_title,
+    row_labels,
+    text_width,
+)
 
 MAX_PANEL_CELLS: Final = 8_192  # 8 panels: about 0.4 MB of figure JSON at most
 _SAME: Final = "same rows, reordered"
@@ -47,10 +57,15 @@ def _position_axis(labels: list[str], *, font_size: int) -> dict[str, object]:
     }
 
 
-def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.Figure:
+def compare_figure(
+    comparison: OrderComparison, *, lecture: bool = False, canvas: Canvas = UNKNOWN
+) -> go.Figure:
     """Eight heatmaps (2 texts x 4 matrices) for a comparison of two reorderings.
 
-    Raises ``ValueError`` if ``comparison`` is not a reordering (nothing to draw).
+    ``canvas``: the room the chart has on the page; when a panel of the 4 x 2 grid would be
+    narrower than its title, the matrices are stacked (:class:`_StackedGrid`). ``Canvas()``:
+    the grid, as always. Raises ``ValueError`` if ``comparison`` is not a reordering (nothing
+    to draw).
     """
     a, b = comparison.a, comparison.b
     without, positioned = comparison.without_positions, comparison.with_positions
@@ -85,9 +100,11 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
     ]
     labels = (row_labels(a.token_texts), row_labels(b.token_texts))
     n = len(a.token_ids)
-    font_size = 22 if lecture else 14
+    font_size = round((22 if lecture else 14) * canvas.type_scale)
     gap, row_gap = 0.03, 0.12
     width, height = (1 - 3 * gap) / 4, (1 - row_gap) / 2
+    stacked = _stacks(canvas, [c[0] for c in columns], labels, font_size, width)
+    grid = _StackedGrid(n, font_size) if stacked else None
     traces: list[dict[str, object]] = [{} for _ in range(8)]  # row by row: first text, second
     layout: dict[str, object] = {
         "font": {"size": font_size},
@@ -98,6 +115,8 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
         "height": max(560, min(1000, 260 + 2 * 28 * n)) + (200 if lecture else 0),
         "annotations": [],
     }
+    if grid is not None:
+        layout |= {"margin": {"t": 0, "b": 0, "l": 10, "r": 10}, "height": round(grid.height)}
     for column, ((title, matrix_a, matrix_b), verdict) in enumerate(
         zip(columns, verdicts, strict=True)
     ):
@@ -133,30 +152,72 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
                 "position · token: %{y}<br>dimension: %{x}<br>value: %{z:.4f}<extra></extra>",
             }
             bottom = (1 - height) if row == 0 else 0.0
+            x_domain, y_domain = [start, start + width], [bottom, bottom + height]
+            if grid is not None:
+                x_domain, y_domain = [0.0, 1.0], grid.panel(column, row)
             layout[f"xaxis{index}"] = {
-                "domain": [start, start + width],
+                "domain": x_domain,
                 "anchor": f"y{index}",
                 "title": {"text": "dimension" if row == 1 else ""},
                 **({} if index == 1 else {"matches": "x1" if row == 0 else "x5"}),
             }
+            labelled = column == 0 or grid is not None  # stacked: every panel has its rows
             layout[f"yaxis{index}"] = {
                 **_position_axis(labels[row], font_size=font_size - 2),
-                "domain": [bottom, bottom + height],
+                "domain": y_domain,
                 "anchor": f"x{index}",
-                "showticklabels": column == 0,
+                "showticklabels": labelled,
                 "title": {
-                    "text": ("first text" if row == 0 else "second text") if column == 0 else ""
+                    "text": ("first text" if row == 0 else "second text") if labelled else ""
                 },
             }
         if len(dims) < emb_dim:
             verdict += f"; 1 in {dims[1]} of {emb_dim} dims"
         layout["annotations"].append(  # type: ignore[attr-defined]
             panel_title(
-                title,
+                title if grid is None else title.replace("<br>", " "),
                 note=f"<br><sup>{verdict}</sup>",
-                x=start + width / 2,
-                y=1.0,
+                x=start + width / 2 if grid is None else 0.5,
+                y=1.0 if grid is None else grid.panel(column, 0)[1],
                 font_size=font_size,
             )
         )
     return go.Figure(data=traces, layout=layout, _validate=False)
+
+
+def _stacks(
+    canvas: Canvas,
+    titles: list[str],
+    labels: tuple[list[str], list[str]],
+    font_size: int,
+    width: float,
+) -> bool:
+    """Whether a measured canvas is too narrow for the 4 x 2 grid: a panel (``width`` of the
+    plot, right of the first column's position labels) narrower than its widest title line."""
+    if canvas.width is None:
+        return False
+    label = max(text_width(text, font_size - 2) for text in (*labels[0], *labels[1]))
+    plot = canvas.width - 20 - label - font_size * 1.6  # margins, labels, the rotated title
+    lines = [line for title in titles for line in title.split("<br>")]
+    widest = max(text_width(line, font_size, bold=True) for line in lines)
+    return plot * width < widest + 12
+
+
+class _StackedGrid:
+    """The four matrices one under the other, each a title band, the first text's panel, a
+    small gap, the second text's panel and its dimension ticks; px from the top, as paper
+    fractions for Plotly."""
+
+    def __init__(self, rows: int, font_size: int) -> None:
+        self.toolbar = float(MODEBAR_ROOM)  # a phone shows Plotly's toolbar all the time
+        self.title = font_size * 1.3 * 2 + 12  # the title's line and its verdict
+        self.panel_px = max(70.0, 22.0 * rows)
+        self.gap = 10.0
+        self.ticks = font_size * 3 + 24  # tick labels, the "dimension" title and air
+        self.group = self.title + 2 * self.panel_px + self.gap + self.ticks
+        self.height = self.toolbar + 4 * self.group
+
+    def panel(self, group: int, text: int) -> list[float]:
+        """``[bottom, top]`` of text ``text``'s panel of matrix ``group``, paper fractions."""
+        top = self.toolbar + group * self.group + self.title + text * (self.panel_px + self.gap)
+        return [1 - (top + self.panel_px) / self.height, 1 - top / self.height]
