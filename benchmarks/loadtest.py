@@ -910,8 +910,8 @@ def _restored(student: Student, n: int) -> bool:
     return same or not chart_problems(chart, record.view)
 
 
-def _z(spec: str) -> list[object]:
-    return [trace["z"] for trace in json.loads(spec)["data"]]
+def _z(figure: dict[str, Any]) -> list[bytes]:
+    return [np.asarray(trace["z"]).tobytes() for trace in figure["data"]]
 
 
 def failover(ctx: Context) -> None:

@@ -8,7 +8,7 @@ Used by the load test (``benchmarks/loadtest.py``) and the scale-out tests to dr
     session = StreamlitSession("http://127.0.0.1:8501", timeout=60)
     run = session.open({"seed": "7", "emb_dim": "8"})  # GET /, websocket, first script run
     run = session.change("window", 1)  # a widget moved, as the browser reports it
-    run.chart  # the Plotly figure JSON of the run, run.markdown, run.errors, run.latency
+    run.chart  # the run's last figure (arrays as numpy), run.markdown, run.errors, run.latency
     session.close()
 
 It speaks what the browser speaks: ``GET /`` (which is where a load balancer sets its sticky
@@ -41,6 +41,9 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
+from posviz_app.chart import COMPONENT_NAME as CHART_COMPONENT
+from posviz_app.chart import decode_payload
+
 
 class SessionLost(ConnectionError):
     """The websocket closed or failed (for example, the replica behind it died)."""
@@ -51,7 +54,9 @@ class Run:
     """What one script run showed, as the browser received it."""
 
     latency: float = 0.0  # seconds from the request to ``script_finished``
-    chart: str | None = None  # the last plotly_chart's figure JSON (``spec``)
+    # The last figure posviz's chart component was sent (posviz_app.chart.decode_payload):
+    # {"data": [...], "layout": {...}}, its arrays as numpy arrays.
+    chart: dict[str, Any] | None = None
     markdown: list[str] = field(default_factory=list)  # bodies of st.markdown elements
     warnings: list[str] = field(default_factory=list)  # st.warning bodies
     errors: list[str] = field(default_factory=list)  # exceptions, st.error, protocol trouble
@@ -275,8 +280,8 @@ class StreamlitSession:
                 self._remember(kind, element_id, proto, "value")
             elif element_id not in self.states:  # a widget new to the page: its default
                 self._remember(kind, element_id, proto, "default")
-        if kind == "plotly_chart":
-            run.chart = proto.spec
+        if kind == "bidi_component" and proto.component_name == CHART_COMPONENT:
+            run.chart = decode_payload(proto.bytes).figure
         elif kind == "markdown":
             run.markdown.append(proto.body)
         elif kind == "exception":

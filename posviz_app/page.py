@@ -14,7 +14,6 @@ from dataclasses import replace
 from functools import wraps
 from typing import TypedDict
 
-import plotly.graph_objects as go
 import streamlit as st
 import torch
 from streamlit.delta_generator import DeltaGenerator
@@ -78,31 +77,32 @@ from posviz.token_text import for_markdown, readable
 from posviz.tokenizer import TokenizerDataError, token_texts
 from posviz.view import TablesFor, View, book_attention, build_view, build_word_order
 from posviz_app import runtime
+from posviz_app.chart import show_chart
 
 CUSTOM = "Your own text"
 WORD_ORDER = "Word order"  # the compare tab
 CHIPS_SHOWN = 64  # token chips before "and N more" (lecture mode: 24, they are larger)
 LECTURE_CHIPS_SHOWN = 24
 # One static style block, the only HTML posviz sends; it holds no user text and
-# tests/test_faults.py allows this one constant and nothing else. Streamlit 1.67 has no option
-# for what it does:
-# * a chart that follows the window's height: st.plotly_chart(height="stretch") fills a
-#   container of fixed pixel height, and nothing in Streamlit is relative to the window; here
-#   lecture mode's stage is as tall as the window and the chart takes what its text leaves;
+# tests/test_faults.py allows this one constant and nothing else. The chart sizes itself
+# (posviz_app/chart.py: lecture mode's chart is as tall as the window leaves below its top, the
+# panels stack below a width); Streamlit 1.67 has no option for what this block does:
 # * type sizes per page: theme.baseFontSize is one size for every user and mode. Lecture mode
 #   needs Back/Next at least 48 px tall with 20-px text and everything a student reads at
 #   least 20 px; on screens from 1600 px wide captions, tabs and metric labels grow;
 # * the page's top bar: in lecture mode it is see-through and the stage starts under it (its
-#   only control, the sidebar's arrow, stands left of Back). The bar is selected through its
-#   sibling, the main area (`:has(~ ...)`), and only its full-width toolbar rows are named:
-#   `body:has(...) [data-testid="stHeader"] *` made each style recalculation of the page 2-3x
-#   slower, in every mode (Plotly measures its labels one by one: each forces one), which
-#   cost 80-100 ms per key press at the defaults (benchmarks/browser_timing.py);
+#   only control, the sidebar's arrow, stands left of Back). The bar and the page's padding
+#   are Streamlit's own elements, reachable only by their data-testid. The bar is selected
+#   through its sibling, the main area (`:has(~ ...)`), and only its full-width toolbar rows
+#   are named: `body:has(...) [data-testid="stHeader"] *` made each style recalculation of
+#   the page 2-3x slower, in every mode (Plotly measures its labels one by one: each forces
+#   one), which cost 80-100 ms per key press at the defaults (benchmarks/browser_timing.py);
 # * st.button takes one shortcut: Back/Next carry PageUp/PageDown, and two buttons that only
-#   carry the arrow keys (what the other presentation clickers send) are not shown.
+#   carry the arrow keys (what the other presentation clickers send) are not shown;
+# * st.tabs scrolls its tab bar sideways behind an arrow when the tabs are wider than the
+#   page (on a phone the last tab hid behind it): they wrap onto a second row instead, so
+#   every tab shows (the tab bar is found by its key and its ARIA role, not a test id).
 PAGE_STYLE = """<style>
-[data-testid="stLayoutWrapper"]:has(> .st-key-lecture_stage) {
-  height: calc(100dvh - 2rem) !important; flex-basis: auto !important; }
 [data-testid="stMainBlockContainer"]:has(.st-key-lecture_stage) { padding-top: 1rem; }
 [data-testid="stHeader"]:has(~ [data-testid="stMain"] .st-key-lecture_stage) {
   background: transparent; pointer-events: none; }
@@ -118,14 +118,16 @@ PAGE_STYLE = """<style>
 .st-key-lecture_stage [data-testid="stSliderTickBarMin"],
 .st-key-lecture_stage [data-testid="stSliderTickBarMax"],
 .st-key-lecture_stage [data-testid="stSliderThumbValue"] { font-size: 1.375rem; }
-.st-key-lecture_stage .st-key-embeddings { min-height: 22rem; }
 .st-key-step_back button, .st-key-step_next button { min-height: 3.5rem; }
 .st-key-step_back button p, .st-key-step_next button p { font-size: 1.5rem; }
 .st-key-step_keys { display: none; }
+.st-key-view [role="tablist"] { flex-wrap: wrap; }
+@media (max-height: 959px) {  /* a short screen (1280 x 720): lecture mode's chart keeps its rows */
+  .st-key-lecture_tokens { display: none; }
+  .st-key-step_back button, .st-key-step_next button { min-height: 3rem; }
+  [data-testid="stMainBlockContainer"]:has(.st-key-lecture_stage) { padding-top: 0.5rem; } }
 @media (max-width: 1023px) {  /* the top bar's arrow would stand over Back: start below it */
-  [data-testid="stMainBlockContainer"]:has(.st-key-lecture_stage) { padding-top: 3.75rem; }
-  [data-testid="stLayoutWrapper"]:has(> .st-key-lecture_stage) {
-    height: calc(100dvh - 4.75rem) !important; } }
+  [data-testid="stMainBlockContainer"]:has(.st-key-lecture_stage) { padding-top: 3.75rem; } }
 @media (max-width: 1279px) { .st-key-step_back kbd, .st-key-step_next kbd { display: none; } }
 @media (max-width: 640px) { [data-testid="stMain"] h1 { font-size: 2.25rem !important; } }
 @media (min-width: 1600px) {
@@ -181,6 +183,7 @@ def gpt2_tables() -> Gpt2Embeddings | None:
 
 
 _LINK_READ = "_link_read"  # set once a session has read its settings from the link
+_LINK_NOTICES = "_link_notices"  # what the link said, while its settings are shown
 
 
 def once_link_read(callback: Callable[..., None]) -> Callable[..., None]:
@@ -229,11 +232,18 @@ def widget_settings() -> Settings:
 
 
 def init_state() -> list[str]:
-    """On a session's first run, take the settings from the URL; return notices."""
+    """On a session's first run, take the settings from the URL; return the link's notices,
+    at every run until the settings are changed (the chart's size report reruns the page at
+    once: the notices must outlive that run)."""
     if _LINK_READ in st.session_state:
-        return []
+        notices, settings = st.session_state.get(_LINK_NOTICES, ((), None))
+        if settings != widget_settings():
+            st.session_state.pop(_LINK_NOTICES, None)
+            return []
+        return list(notices)
     st.session_state[_LINK_READ] = True
     link = read_link({key: st.query_params.get_all(key) for key in st.query_params})
+    st.session_state[_LINK_NOTICES] = (link.notices, link.settings)
     st.session_state.update(widget_values(link.settings))
     st.session_state["lecture"] = link.lecture
     reset_step()
@@ -486,15 +496,17 @@ def lecture_steps(scheme: Scheme, step: int) -> None:
         "◀ Back", key="step_back", on_click=move_step, args=(-1,), disabled=first,
         width="stretch", shortcut="PageUp",
     )  # fmt: skip
-    forward.button(
-        "Next ▶", key="step_next", type="primary", on_click=move_step, args=(1,),
-        disabled=last, width="stretch", shortcut="PageDown",
-    )  # fmt: skip
-    with st.container(key="step_keys"):
-        st.button("←", key="step_back_arrow", on_click=move_step, args=(-1,),
-                  disabled=first, shortcut="Left")  # fmt: skip
-        st.button("→", key="step_next_arrow", on_click=move_step, args=(1,),
-                  disabled=last, shortcut="Right")  # fmt: skip
+    # Next and the unseen arrow-key buttons side by side: the hidden ones take no row.
+    with forward.container(horizontal=True, gap=None):
+        st.button(
+            "Next ▶", key="step_next", type="primary", on_click=move_step, args=(1,),
+            disabled=last, width="stretch", shortcut="PageDown",
+        )  # fmt: skip
+        with st.container(key="step_keys", width="content"):
+            st.button("←", key="step_back_arrow", on_click=move_step, args=(-1,),
+                      disabled=first, shortcut="Left")  # fmt: skip
+            st.button("→", key="step_next_arrow", on_click=move_step, args=(1,),
+                      disabled=last, shortcut="Right")  # fmt: skip
     middle.header(title)
     st.markdown(caption)
 
@@ -506,41 +518,17 @@ def move_step(delta: int) -> None:
     st.session_state["step"] = min(max(step, 0), len(STEPS) - 1)
 
 
-CHART_CONFIG = {
-    "displaylogo": False,
-    "toImageButtonOptions": {"format": "png", "filename": "posviz", "scale": 2},
-}
-
-
-def show_chart(figure: go.Figure, *, key: str, fill: bool = False) -> None:
-    """A posviz figure as it was built (no Streamlit theme), with the chart toolbar's settings;
-    ``fill``: as tall as its container (lecture mode's stage), else the figure's own height."""
-    st.plotly_chart(
-        figure,
-        key=key,
-        theme=None,
-        config=CHART_CONFIG,
-        height="stretch" if fill else "content",
-    )
-
-
-def on_phone() -> bool:
-    """Whether the browser says it is a phone ("Mobi" in its User-Agent, as MDN advises).
-
-    Streamlit does not tell the server the window's width and a Plotly figure is laid out
-    once for the size it is given, so the phone's stacked panels are chosen here.
-    """
-    return "Mobi" in (st.context.headers.get("User-Agent") or "")
-
-
 def embeddings_view(
     settings: Settings, embeddings: WindowEmbeddings, step: int, *, lecture: bool
 ) -> None:
     """The Embeddings tab: the three heatmaps and what the scheme adds."""
-    figure = embeddings_figure(
-        embeddings, lecture=lecture, panels=STEPS[step].panels, stacked=on_phone()
+    show_chart(
+        lambda canvas: embeddings_figure(
+            embeddings, lecture=lecture, panels=STEPS[step].panels, canvas=canvas
+        ),
+        key="embeddings",
+        fill=lecture,  # lecture mode: as tall as the window leaves below the chart's top
     )
-    show_chart(figure, key="embeddings", fill=lecture)  # lecture: the rest of the window
     if lecture:
         return
     if settings.weights == "gpt2":
@@ -553,7 +541,10 @@ def embeddings_view(
 
 def similarity_view(settings: Settings, embeddings: WindowEmbeddings, *, lecture: bool) -> None:
     """The Similarity tab: cosine similarity between positions, and what it shows."""
-    show_chart(similarity_figure(embeddings, lecture=lecture, stacked=on_phone()), key="similarity")
+    show_chart(
+        lambda canvas: similarity_figure(embeddings, lecture=lecture, canvas=canvas),
+        key="similarity",
+    )
     repeat = first_repeat(embeddings)
     if repeat is None:
         st.info(
@@ -628,7 +619,9 @@ def compare_view(view: View, tables: TablesFor, *, lecture: bool) -> None:
             delta_color="off",
             delta_arrow="off",
         )
-    show_chart(compare_figure(comparison, lecture=lecture), key="compare")
+    show_chart(
+        lambda canvas: compare_figure(comparison, lecture=lecture, canvas=canvas), key="compare"
+    )
     for paragraph in findings(comparison):
         st.markdown(paragraph)
     if settings.causal:
@@ -679,10 +672,13 @@ def download_view(embeddings: WindowEmbeddings) -> None:
 
 def lecture_stage(view: View, step: int) -> None:
     """Lecture mode: one step on one screen, the chart filling what the text leaves."""
-    with st.container(key="lecture_stage", height=720, border=False):  # PAGE_STYLE: window
+    with st.container(key="lecture_stage", border=False, gap="xsmall"):
         lecture_steps(view.settings.scheme, step)
         window_picker(view)
-        embeddings = step_tokens_and_shapes(view, step, lecture=True)
+        # With panels on a short screen (PAGE_STYLE) the chips and shapes give their height
+        # to the chart, whose rows name every position and token.
+        with st.container(key="lecture_tokens" if STEPS[step].panels else None, gap="xsmall"):
+            embeddings = step_tokens_and_shapes(view, step, lecture=True)
         if embeddings is not None:
             embeddings_view(view.settings, embeddings, step, lecture=True)
 

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import json
 import math
 import os
 import re
@@ -44,6 +43,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import numpy as np
@@ -336,13 +336,14 @@ def unescape_markdown(text: str) -> str:
     return "".join(out).replace(WORD_JOINER, "")
 
 
-def chart_problems(spec: str, view: View) -> list[str]:
-    """How the figure JSON ``spec`` differs from :func:`panels` of ``view`` (empty: bitwise equal).
+def chart_problems(figure: dict[str, Any], view: View) -> list[str]:
+    """How ``figure`` (as the app sent it: tests/charts.py, devtools.client) differs from
+    :func:`panels` of ``view`` (empty: bitwise equal).
 
     Each heatmap's ``z`` must be float32, hold the columns its ``x`` names, and equal the
     reference's values in those columns bit for bit.
     """
-    traces = [t for t in json.loads(spec)["data"] if t.get("type") == "heatmap"]
+    traces = [t for t in figure["data"] if t.get("type") == "heatmap"]
     want = panels(view)
     if len(traces) != len(want):
         return [f"{len(traces)} heatmaps, expected {len(want)}"]

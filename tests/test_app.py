@@ -13,13 +13,13 @@ both ``not at.exception`` and no error element (unless the test expects a messag
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections.abc import Callable
 
 import numpy as np
 import pytest
 import torch
+from charts import sent_figures
 from reference import book_window, unescape_markdown
 from streamlit.testing.v1 import AppTest
 
@@ -71,10 +71,9 @@ def chips(at: AppTest) -> list[tuple[int, str, int]]:
 
 
 def chart(at: AppTest) -> dict[str, object]:
-    charts = at.get("plotly_chart")
-    assert len(charts) == 1, f"{len(charts)} charts"
-    assert charts[0].proto.id.endswith("-embeddings"), charts[0].proto.id
-    return dict(json.loads(charts[0].proto.spec))
+    figures = sent_figures(at)
+    assert list(figures) == ["embeddings"], f"charts: {list(figures)}"
+    return figures["embeddings"]
 
 
 def panels(at: AppTest, decode: Decode) -> list[np.ndarray]:
@@ -259,7 +258,7 @@ def test_empty_text_gets_a_friendly_prompt_and_no_chart(app_test: AppFactory, te
     at.text_area(key="text").input(text).run()
     assert_ok(at)
     assert at.info and "text" in at.info[0].value.lower()
-    assert not at.get("plotly_chart")
+    assert not sent_figures(at)
 
 
 HOSTILE = (
@@ -343,7 +342,7 @@ def test_bad_query_parameters_fall_back_with_a_notice(
 def test_a_torch_that_fails_the_self_check_stops_with_its_name(app_test: AppFactory) -> None:
     at = app_test({"seed": "424242"})  # a seed no earlier test has cached tables for
     assert not at.exception
-    assert not at.get("plotly_chart"), "a chart with numbers that are not the book's"
+    assert not sent_figures(at), "a chart with numbers that are not the book's"
     errors = [str(e.value) for e in at.error]
     assert len(errors) == 1 and "self-check failed" in errors[0]
     assert f"torch {torch.__version__} fills nn.Embedding differently" in errors[0]

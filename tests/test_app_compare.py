@@ -3,13 +3,13 @@ checked against the core and against the book's code run here."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from charts import sent_figures
 from reference import book_attention, book_layers
 from reproduce import run_scripts_saved
 from streamlit.testing.v1 import AppTest
@@ -28,11 +28,7 @@ def ok(at: AppTest) -> AppTest:
 
 
 def compare_chart(at: AppTest) -> dict[str, object] | None:
-    for element in at.get("plotly_chart"):
-        if element.proto.id.rsplit("-", 1)[-1] == "compare":
-            figure: dict[str, object] = json.loads(element.proto.spec)
-            return figure
-    return None
+    return sent_figures(at).get("compare")
 
 
 def metric_values(at: AppTest) -> dict[str, str]:

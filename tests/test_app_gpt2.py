@@ -7,7 +7,6 @@ with numpy; token ids from ``posviz.tokenizer.encode`` (checked against tiktoken
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import streamlit as st
+from charts import sent_figures
 from reference import book_tables
 from streamlit.testing.v1 import AppTest
 
@@ -28,9 +28,7 @@ TEXT = "A rose is a rose is a rose."
 
 
 def chart_panels(at: AppTest, decode: Decode, key: str = "embeddings") -> list[np.ndarray]:
-    charts = [c for c in at.get("plotly_chart") if c.proto.id.rsplit("-", 1)[-1] == key]
-    spec = json.loads(charts[0].proto.spec)
-    return [decode(trace["z"]) for trace in spec["data"]]
+    return [decode(trace["z"]) for trace in sent_figures(at)[key]["data"]]
 
 
 def plain(markdown: str) -> str:

@@ -15,7 +15,6 @@ The app turns any unexpected exception into an ``st.error``, so after every inte
 from __future__ import annotations
 
 import ast
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from charts import sent_figures
 from reference import book_window, cosine_similarity
 from reproduce import run_scripts
 from streamlit.testing.v1 import AppTest
@@ -51,24 +51,15 @@ def show_tab(at: AppTest, name: str) -> AppTest:
     return ok(at.run())
 
 
-def charts(at: AppTest) -> dict[str, dict[str, object]]:
-    """Figure JSON of each chart on the page, by its key."""
-    found = {}
-    for element in at.get("plotly_chart"):
-        key = element.proto.id.rsplit("-", 1)[-1]
-        found[key] = json.loads(element.proto.spec)
-    return found
-
-
 def panels(at: AppTest, decode: Decode, key: str = "embeddings") -> list[torch.Tensor]:
-    data = charts(at)[key]["data"]
+    data = sent_figures(at)[key]["data"]
     assert [trace["type"] for trace in data] == ["heatmap"] * 3
     return [torch.from_numpy(decode(trace["z"]).copy()) for trace in data]
 
 
 def visible_panels(at: AppTest) -> int | None:
     """How many heatmaps of the embeddings chart are visible (None: no chart)."""
-    figure = charts(at).get("embeddings")
+    figure = sent_figures(at).get("embeddings")
     if figure is None:
         return None
     flags = [trace.get("visible", True) is not False for trace in figure["data"]]
@@ -149,7 +140,7 @@ def test_similarity_tab_shows_cosine_similarities(
 ) -> None:
     at = ok(app_test({"scheme": scheme}))
     show_tab(at, "Similarity")
-    assert list(charts(at)) == ["similarity"]  # only the open tab runs
+    assert list(sent_figures(at)) == ["similarity"]  # only the open tab runs
     ids = encode(DEFAULT_TEXT)
     matrices = book_window(scheme, seed=123, emb_dim=64, context_length=16, token_ids=ids)
     shown = panels(at, decode_array, key="similarity")

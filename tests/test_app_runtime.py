@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 import websocket  # websocket-client
+from charts import COMPONENT
 from streamlit.proto.Alert_pb2 import Alert
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -102,7 +103,9 @@ class Client:
                     shown.errors.append(element.alert.body)
                 elif which == "exception":
                     shown.exceptions.append(element.exception.message)
-                elif which == "plotly_chart":
+                elif which == "bidi_component" and element.bidi_component.component_name == (
+                    COMPONENT
+                ):
                     shown.charts += 1
             elif (
                 kind == "script_finished"

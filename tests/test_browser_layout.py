@@ -1,12 +1,17 @@
-"""Layout in a real browser, by geometry (issue 9): Debian's Chromium, driven by Playwright,
-against `streamlit run app.py` on 127.0.0.1 (see conftest.py). Waits are for selectors and
-page conditions, never for time; nothing is timed.
+"""Layout in a real browser, by geometry (issues 9 and 19): Debian's Chromium, driven by
+Playwright, against `streamlit run app.py` on 127.0.0.1 (see conftest.py). The chart is
+posviz's component (posviz_app/chart.py): it reports its size and is laid out for it. Waits
+are for selectors and page conditions, never for time; nothing is timed.
 
-* Lecture mode fits one projector screen at 1920x1080 and 1280x800: at every step the step's
-  title, text, Back/Next and the whole chart are inside the window with the page unscrolled.
+* Lecture mode fits one projector screen at 1920x1080, 1280x800 and 1280x720: at every step
+  the step's title, text, Back/Next and the whole chart are inside the window with the page
+  unscrolled; at 1280x720 the 16-token sentence has every row labelled.
 * No two text boxes of a chart (panel titles, tick labels, axis titles, colour-bar texts)
-  intersect, at 1920x1080, 1280x800 and 1024x768, and on a 390x844 phone.
-* On a phone the panels are stacked, each nearly the phone's width.
+  intersect and none leaves the chart, at 1920x1080, 1280x800, 1280x720, 1024x768, 600x900
+  and 390x844 (a phone's User-Agent and a desktop's).
+* Below a width the panels are stacked, decided by the measured width, not the User-Agent:
+  600x900 (each panel at least 400 px wide) and 390x844 with either User-Agent alike; the
+  stacked colour bar has at least three ticks; every tab shows.
 * At T = 1024 the chart starts within 1,600 px of the top of the page.
 * ``?step=N`` links and the clicker keys (PageDown / PageUp, → / ←) move through the steps.
 * The shape labels say what the scheme adds, and choosing another scheme keeps the example.
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
@@ -28,6 +34,7 @@ pytestmark = pytest.mark.browser
 LOAD_TIMEOUT = 180_000  # ms: the server's first run imports torch (on a busy machine)
 CHART = ".st-key-embeddings .js-plotly-plot"
 SIMILARITY = ".st-key-similarity .js-plotly-plot"
+COMPARE = ".st-key-compare .js-plotly-plot"
 STEP_TITLES = ("1. Text", "2. Token IDs", "3. Token embeddings", "4. Positional", "5. Input")
 
 # True once the chart has `shown` heatmaps drawn for the size it has on the page (Plotly
@@ -136,7 +143,7 @@ def assert_in_window(page: Any, selector: str, width: int, height: int) -> None:
     assert bottom <= height + 0.5 and right <= width + 0.5, (selector, box, width, height)
 
 
-@pytest.mark.parametrize(("width", "height"), [(1920, 1080), (1280, 800)])
+@pytest.mark.parametrize(("width", "height"), [(1920, 1080), (1280, 800), (1280, 720)])
 def test_every_lecture_step_fits_one_screen(
     sized: Any, server_url: str, width: int, height: int
 ) -> None:
@@ -149,20 +156,49 @@ def test_every_lecture_step_fits_one_screen(
         if number > 1:
             page.locator(".st-key-step_next button").click()
             wait_step(page, number)
-        assert page.evaluate(SCROLL) == [0, 0]
-        for selector in (
-            ".st-key-step_back button",
-            ".st-key-step_next button",
-            ".st-key-lecture_stage h2",
-            ".st-key-lecture_stage [data-testid='stMarkdownContainer']",
-        ):
-            assert_in_window(page, selector, width, height)
-        if number >= 3:
-            assert_in_window(page, CHART, width, height)
-            assert_in_window(page, f"{CHART} .main-svg", width, height)
-            assert_no_collisions(page)
-        main = page.locator('[data-testid="stMain"]')
-        assert main.evaluate("(m) => m.scrollHeight <= m.clientHeight + 1"), "nothing to scroll"
+        assert_fits(page, width, height, chart=number >= 3)
+    assert page.console_errors == []
+
+
+def assert_fits(page: Any, width: int, height: int, *, chart: bool) -> None:
+    """The lecture stage inside the window, unscrolled; its chart's texts apart and inside."""
+    assert page.evaluate(SCROLL) == [0, 0]
+    for selector in (
+        ".st-key-step_back button",
+        ".st-key-step_next button",
+        ".st-key-lecture_stage h2",
+        ".st-key-lecture_stage [data-testid='stMarkdownContainer']",
+    ):
+        assert_in_window(page, selector, width, height)
+    if chart:
+        assert_in_window(page, CHART, width, height)
+        assert_in_window(page, f"{CHART} .main-svg", width, height)
+        for title in page.locator(f"{CHART} .g-xtitle, {CHART} .g-ytitle").all():
+            box = title.bounding_box()
+            assert box["y"] >= 0 and box["y"] + box["height"] <= height, "axis title cut"
+        assert_no_collisions(page)
+    main = page.locator('[data-testid="stMain"]')
+    assert main.evaluate("(m) => m.scrollHeight <= m.clientHeight + 1"), "nothing to scroll"
+
+
+LECTURE_TEXT = "The quick brown fox jumps over the lazy dog and the quick brown fox runs away"
+ROW_LABELS = """(selector) => Array.from(
+    document.querySelectorAll(selector + ' .yaxislayer-above .ytick text'),
+    (t) => t.textContent)"""
+
+
+def test_a_1280x720_projector_labels_every_row_of_a_16_token_sentence(
+    sized: Any, server_url: str
+) -> None:
+    page = sized(1280, 720)
+    page.goto(f"{server_url}/?{urlencode({'lecture': 1, 'step': 3, 'text': LECTURE_TEXT})}")
+    for number in (3, 4, 5):
+        if number > 3:
+            page.locator(".st-key-step_next button").click()
+        wait_step(page, number)
+        labels = page.evaluate(ROW_LABELS, CHART)
+        assert [label.split(" · ")[0] for label in labels] == [str(i) for i in range(16)], labels
+        assert_fits(page, 1280, 720, chart=True)
     assert page.console_errors == []
 
 
@@ -191,9 +227,11 @@ def test_back_and_next_are_large_enough_for_a_projector(sized: Any, server_url: 
     [
         (1920, 1080, False),
         (1280, 800, False),
+        (1280, 720, False),
         (1024, 768, False),
         (1920, 1080, True),
         (1280, 800, True),
+        (1280, 720, True),
         (1024, 768, True),
     ],
 )
@@ -206,29 +244,73 @@ def test_chart_texts_never_collide(
     page.goto(f"{server_url}/" + ("?lecture=1&step=5" if lecture else "?scheme=rope"))
     wait_drawn(page)
     assert_no_collisions(page)
+    if width >= 1600:  # large screens: the chart's type grows with the page's (17 px and up)
+        sizes = page.evaluate(
+            "(s) => Array.from(document.querySelectorAll(s + ' .ytick text'),"
+            " t => parseFloat(t.style.fontSize))",
+            CHART,
+        )
+        assert min(sizes) >= (24 if lecture else 17), sizes
     if not lecture:
         page.get_by_role("tab", name="Similarity").click()
         wait_drawn(page, 3, SIMILARITY)
         assert_no_collisions(page, SIMILARITY)
 
 
-def test_phone_stacks_the_panels_at_full_width(sized: Any, server_url: str) -> None:
-    page = sized(390, 844, phone=True)
+PANELS = """(s) => Array.from(document.querySelectorAll(s + ' g.hm'),
+    g => { const r = g.getBoundingClientRect(); return [r.left, r.top, r.width]; })"""
+NUMBERS_ON_BAR = """(s) => Array.from(document.querySelectorAll(s + ' .colorbar text'))
+    .filter(t => /\\d/.test(t.textContent)).length"""
+TABS = """() => {
+    const list = document.querySelector('.st-key-view [role="tablist"]');
+    const tabs = Array.from(list.querySelectorAll('[role="tab"]'), t => t.getBoundingClientRect());
+    return [list.scrollWidth - list.clientWidth, tabs.map(r => [r.left, r.right])];
+}"""
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "phone", "narrowest"),
+    [
+        pytest.param(390, 844, True, 200, id="390-phone"),
+        pytest.param(390, 844, False, 200, id="390-desktop-user-agent"),
+        pytest.param(600, 900, False, 400, id="600-desktop-user-agent"),
+    ],
+)
+def test_narrow_windows_stack_the_panels_whatever_the_browser_says(
+    sized: Any, server_url: str, width: int, height: int, phone: bool, narrowest: int
+) -> None:
+    page = sized(width, height, phone=phone)
     page.goto(server_url)
     wait_drawn(page)
-    panels = page.evaluate(
-        "(s) => Array.from(document.querySelectorAll(s + ' g.hm'),"
-        " g => { const r = g.getBoundingClientRect(); return [r.left, r.top, r.width]; })",
-        CHART,
-    )
+    panels = page.evaluate(PANELS, CHART)
     assert len(panels) == 3
-    assert all(width >= 200 for _, _, width in panels), panels  # ~60 px side by side
+    assert all(panel_width >= narrowest for _, _, panel_width in panels), panels
     tops = [top for _, top, _ in panels]
     assert tops == sorted(tops) and len(set(tops)) == 3, "one panel under the other"
     assert page.locator(f"{CHART} .colorbar").count() == 1, "the shared colour scale is kept"
+    assert page.evaluate(NUMBERS_ON_BAR, CHART) >= 3, "the colour bar has ticks to read"
     assert_no_collisions(page)
     wide = page.evaluate("() => document.documentElement.scrollWidth")
-    assert wide <= 390, "nothing wider than the phone"
+    assert wide <= width, "nothing wider than the window"
+    hidden, tabs = page.evaluate(TABS)
+    assert hidden <= 1 and all(left >= 0 and right <= width for left, right in tabs), tabs
+    page.get_by_role("tab", name="Download").click()
+    page.get_by_role("button", name="Matrices (.csv)").wait_for(timeout=LOAD_TIMEOUT)
+    page.get_by_role("tab", name="Similarity").click()
+    wait_drawn(page, 3, SIMILARITY)
+    assert_no_collisions(page, SIMILARITY)
+    assert page.console_errors == []
+
+
+def test_the_word_order_figure_reads_on_a_phone(sized: Any, server_url: str) -> None:
+    page = sized(390, 844, phone=True)
+    query = {"text": "The dog bites the man", "compare": "The man bites the dog"}
+    page.goto(f"{server_url}/?{urlencode(query)}")
+    page.wait_for_function(DRAWN, arg=[COMPARE, 8], timeout=LOAD_TIMEOUT)
+    panels = page.evaluate(PANELS, COMPARE)
+    assert len(panels) == 8 and all(panel_width >= 200 for _, _, panel_width in panels), panels
+    assert_no_collisions(page, COMPARE)
+    assert page.console_errors == []
 
 
 def test_long_text_chart_starts_within_a_screenful_and_shapes_are_whole(

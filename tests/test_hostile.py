@@ -11,7 +11,6 @@ unescaped.
 from __future__ import annotations
 
 import html
-import json
 import re
 import unicodedata
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from charts import sent_figures
 from reference import book_window, decode_array, unescape_markdown
 from streamlit.testing.v1 import AppTest
 
@@ -35,9 +35,9 @@ BADGE = re.compile(r":(blue|orange|gray)-badge\[((?:\\.|[^\\\]])*)\]")
 
 
 def chart_spec(at: AppTest) -> dict[str, Any]:
-    charts = at.get("plotly_chart")
-    assert len(charts) == 1, f"expected one chart, found {len(charts)}"
-    return json.loads(charts[0].proto.spec)
+    figures = list(sent_figures(at).values())
+    assert len(figures) == 1, f"expected one chart, found {len(figures)}"
+    return figures[0]
 
 
 def messages(at: AppTest) -> list[str]:
@@ -178,7 +178,7 @@ def test_empty_text_gets_a_prompt(app_test: Callable[..., AppTest], text: str) -
     at = app_test()
     at.text_area(key="text").set_value(text).run()
     assert not at.exception
-    assert not at.get("plotly_chart")
+    assert not sent_figures(at)
     assert any("Type or paste" in m for m in messages(at)), messages(at)
 
 

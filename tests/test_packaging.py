@@ -56,7 +56,7 @@ def test_the_packaged_settings_are_the_repositorys() -> None:
 
 def test_everything_the_app_needs_is_package_data() -> None:
     data = PYPROJECT["tool"]["setuptools"]["package-data"]
-    assert {"streamlit_app.py", ".streamlit/config.toml"} <= set(data["posviz_app"])
+    assert {"streamlit_app.py", ".streamlit/config.toml", "chart.js"} <= set(data["posviz_app"])
     assert (
         (ROOT / "posviz_app" / "streamlit_app.py")
         .read_text(encoding="utf-8")

@@ -12,7 +12,6 @@ the raw query string.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +20,7 @@ from urllib.parse import parse_qs, quote
 import numpy as np
 import pytest
 import torch
+from charts import report_size, sent_figures
 from reference import book_tables, decode_array
 from streamlit.testing.v1 import AppTest
 
@@ -79,7 +79,7 @@ def test_bad_number_keeps_default_and_warns(
     assert not at.error, [e.value for e in at.error]
     assert_defaults(at)
     assert_warning_names(at, key)
-    assert at.get("plotly_chart"), "the default view should still be shown"
+    assert sent_figures(at), "the default view should still be shown"
 
 
 @pytest.mark.parametrize(
@@ -96,6 +96,18 @@ def test_scheme_nonsense_warns(app_test: Callable[..., AppTest], query: dict[str
     assert at.session_state["scheme"] == "learned"
     assert_warning_names(at, "scheme")
     assert_defaults(at)
+
+
+def test_link_notices_stay_until_a_setting_changes(app_test: Callable[..., AppTest]) -> None:
+    """The chart reports its size right after the page loads, which reruns it: the warnings
+    about the link must still be there after that run, and go once the reader changes a
+    setting."""
+    at = app_test(query={"seed": "lots"})
+    assert_warning_names(at, "seed")
+    report_size(at, "embeddings", width=820, height=400, window_width=1280, window_height=800)
+    assert_warning_names(at, "seed")
+    at.slider(key="emb_dim").set_value(8).run()
+    assert not at.warning, warnings_of(at)
 
 
 def test_unknown_key_is_named(app_test: Callable[..., AppTest]) -> None:
@@ -149,7 +161,7 @@ def test_broken_utf8_in_text_is_shown_as_text(app_test: Callable[..., AppTest]) 
     at = app_test(query=params)
     assert not at.exception
     assert at.session_state["text"] == "ok\ufffd\ufffd!"
-    assert at.get("plotly_chart")
+    assert sent_figures(at)
 
 
 def test_empty_text_param_gives_prompt(app_test: Callable[..., AppTest]) -> None:
@@ -171,7 +183,7 @@ def test_window_beyond_the_batch_falls_back_to_zero(
 ) -> None:
     at = app_test(query={"window": window})
     assert not at.exception
-    assert at.get("plotly_chart")
+    assert sent_figures(at)
     assert at.session_state["window"] == 0
     assert_warning_names(at, f"Window {window} does not exist")
     # The rewritten link is the view on screen: window 0 is the default, so no window key.
@@ -221,7 +233,7 @@ def test_valid_params_restore_the_view(
     token_ids = encode(text)
     n = min(len(token_ids), context_length)
     token_weight, pos_weight = book_tables(seed, emb_dim, context_length)
-    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    spec = sent_figures(at)["embeddings"]
     zs = [decode_array(trace["z"]) for trace in spec["data"]]
     columns = decode_array(spec["data"][0]["x"]).astype(int)  # every k-th dim when reduced
     assert columns[0] == 0 and len(columns) >= min(emb_dim, 65_536 // max(n, 1))

@@ -168,7 +168,8 @@ def compare_figure(
                 "anchor": f"x{index}",
                 "showticklabels": labelled,
                 "title": {
-                    "text": ("first text" if row == 0 else "second text") if labelled else ""
+                    "text": ("first text" if row == 0 else "second text") if labelled else "",
+                    **({} if grid is None else {"standoff": 10}),  # clear of the labels
                 },
             }
         if len(dims) < emb_dim:

@@ -1,0 +1,235 @@
+// posviz's chart component (st.components.v2, inline, no build step): one Plotly graph per
+// chart key that lives across reruns and changes with Plotly.react. posviz_app/chart.py sends
+// the payload (its format is described there) and reads back the size reported here.
+//
+// Streamlit calls the default export at mount and again with every new payload, with the same
+// parentElement; the chart kept for that element is updated, never rebuilt. Only the cleanup
+// returned last runs, at unmount: every call returns the same one.
+
+const MAGIC = 0x315a5650; // "PVZ1", little-endian
+const RESIZE_DEBOUNCE_MS = 150; // a window being dragged reports its size once it stops
+const FIRST_DRAW_WAIT_MS = 1500; // at most this long for a figure laid out for the real size
+
+const charts = new WeakMap(); // parentElement -> Chart
+let plotly = null; // the promise of window.Plotly: plotly.js is loaded once per page
+
+// The page's own URL is where Streamlit serves its routes (also behind a path prefix).
+function pageBase() {
+  const path = location.pathname.endsWith("/") ? location.pathname : `${location.pathname}/`;
+  return location.origin + path;
+}
+
+function addScript(src) {
+  return new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = src;
+    script.onload = resolve;
+    script.onerror = () => reject(new Error(`could not load plotly.js from ${src}`));
+    document.head.appendChild(script);
+  });
+}
+
+// plotly.js as the plotly package ships it, from Streamlit's component file route. Its URL
+// carries plotly.js's version, so any copy the browser's HTTP cache holds is the right one:
+// "force-cache" takes it without asking the server (whose "Cache-Control: public" has no
+// max-age, so a plain <script src> would download 4.8 MB again on every page load).
+function loadPlotly(source) {
+  if (!plotly) {
+    const url = new URL(source.path, pageBase()).href;
+    plotly = fetch(url, { cache: "force-cache" })
+      .then((response) => {
+        if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+        return response.blob();
+      })
+      .then((blob) => addScript(URL.createObjectURL(blob)))
+      .catch(() => addScript(url)) // a page whose policy refuses blob: scripts
+      .then(() => {
+        if (window.Plotly.version !== source.version) {
+          console.warn(`posviz: plotly.js ${window.Plotly.version}, expected ${source.version}`);
+        }
+        return window.Plotly;
+      });
+    plotly.catch(() => {
+      plotly = null; // the next payload tries again
+    });
+  }
+  return plotly;
+}
+
+// The payload: magic, JSON length, JSON header, then the 8-byte aligned buffers. Each array
+// in the figure is {dtype, shape, bref}; it becomes plotly.js's typed-array spec {dtype, shape,
+// bdata} with an ArrayBuffer of its own, which plotly.js reads without base64.
+function decode(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes.byteLength < 8 || view.getUint32(0, true) !== MAGIC) {
+    throw new Error("not a posviz chart payload");
+  }
+  const length = view.getUint32(4, true);
+  const arrays = [];
+  const text = new TextDecoder().decode(bytes.subarray(8, 8 + length));
+  const header = JSON.parse(text, (key, value) => {
+    if (value !== null && typeof value === "object" && typeof value.bref === "number") {
+      arrays.push(value);
+    }
+    return value;
+  });
+  const start = bytes.byteOffset + Math.ceil((8 + length) / 8) * 8;
+  for (const spec of arrays) {
+    const [offset, size] = header.buffers[spec.bref];
+    spec.bdata = bytes.buffer.slice(start + offset, start + offset + size);
+    delete spec.bref;
+  }
+  return header;
+}
+
+// What the chart has: its width, the px from its top to the window's bottom, the window; null
+// while it is not shown (a tab being closed): nothing to measure or draw then.
+function measure(element) {
+  const box = element.getBoundingClientRect();
+  if (box.width < 1) return null;
+  let scrolled = 0;
+  for (let node = element.parentElement; node; node = node.parentElement) {
+    scrolled += node.scrollTop;
+  }
+  return {
+    width: Math.floor(box.width),
+    height: Math.max(1, Math.floor(window.innerHeight - (box.top + scrolled))),
+    window_width: window.innerWidth,
+    window_height: window.innerHeight,
+  };
+}
+
+// Whether a figure laid out for `canvas` fits what was measured (a chart that does not fill
+// the window does not depend on the height).
+function fits(measured, canvas, fill) {
+  if (!canvas) return false;
+  const same = (name) => measured[name] === canvas[name];
+  return same("width") && same("window_width") && (!fill || (same("height") && same("window_height")));
+}
+
+// Streamlit's theme colours, which the component gets as CSS variables, where the figure sets
+// none. The font stays Plotly's: posviz's layout is measured for it (Streamlit's Source Sans
+// has taller lines: a 20-px label is 27 px high, not 22).
+function applyTheme(layout, element) {
+  const style = getComputedStyle(element);
+  const get = (name) => style.getPropertyValue(name).trim() || undefined;
+  const text = get("--st-text-color");
+  layout.paper_bgcolor ??= get("--st-background-color");
+  layout.font = { color: text, ...layout.font };
+  layout.modebar = { bgcolor: "rgba(0, 0, 0, 0)", color: text, activecolor: get("--st-primary-color"), ...layout.modebar };
+}
+
+class Chart {
+  constructor(parent) {
+    this.parent = parent;
+    this.graph = document.createElement("div");
+    this.graph.className = "posviz-chart";
+    parent.appendChild(this.graph);
+    this.payload = null; // the newest figure
+    this.drawing = null; // the one drawn or being drawn
+    this.drawn = false;
+    this.reported = "";
+    this.resizeTimer = 0;
+    this.waitTimer = 0;
+    this.observer = new ResizeObserver(() => this.resized());
+    this.observer.observe(parent);
+    this.onWindowResize = () => this.resized();
+    window.addEventListener("resize", this.onWindowResize);
+    this.cleanup = () => this.destroy();
+  }
+
+  update(payload, setStateValue) {
+    this.payload = payload;
+    this.setStateValue = setStateValue;
+    loadPlotly(payload.plotly).catch((error) => this.fail(error));
+    this.settle();
+  }
+
+  // Report the size if the figure was laid out for another, and draw the newest figure: the
+  // first one waits for a figure laid out for the size just reported (no visible jump), later
+  // ones show the new data at once and their size follows.
+  settle() {
+    const payload = this.payload;
+    const measured = payload && measure(this.parent);
+    if (!measured) return; // not shown: the ResizeObserver calls again when it is
+    const ready = fits(measured, payload.canvas, payload.fill);
+    if (!ready) this.report(measured);
+    if (payload === this.drawing) return;
+    if (ready || this.drawn) {
+      this.draw(payload);
+    } else if (!this.waitTimer) {
+      this.waitTimer = setTimeout(() => this.draw(this.payload), FIRST_DRAW_WAIT_MS);
+    }
+  }
+
+  report(measured) {
+    const size = JSON.stringify(measured);
+    if (size === this.reported) return; // each size once: no loop with the server
+    this.reported = size;
+    this.setStateValue("size", measured);
+  }
+
+  resized() {
+    clearTimeout(this.resizeTimer);
+    this.resizeTimer = setTimeout(() => {
+      const measured = measure(this.parent);
+      const layout = this.graph._fullLayout;
+      if (measured && this.drawn && layout && layout.width !== measured.width) {
+        window.Plotly.relayout(this.graph, { width: measured.width }); // until the new layout
+      }
+      this.settle();
+    }, this.drawn ? RESIZE_DEBOUNCE_MS : 0);
+  }
+
+  draw(payload) {
+    clearTimeout(this.waitTimer);
+    this.waitTimer = 0;
+    this.drawing = payload;
+    loadPlotly(payload.plotly)
+      .then((Plotly) => {
+        const measured = measure(this.parent);
+        if (payload !== this.payload || !measured) { // a newer one came, or it was hidden
+          if (this.drawing === payload) this.drawing = null;
+          return;
+        }
+        const { data, layout } = payload.figure;
+        layout.width = measured.width; // Plotly need not measure the page
+        layout.height ??= 450; // Plotly's default, explicit: the element is as tall
+        this.graph.style.height = `${layout.height}px`;
+        applyTheme(layout, this.parent);
+        Plotly.react(this.graph, data, layout, payload.config);
+        this.drawn = true;
+      })
+      .catch((error) => this.fail(error));
+  }
+
+  fail(error) {
+    console.error("posviz chart:", error);
+    this.graph.textContent = `The chart could not be drawn (${error.message}). Reload the page.`;
+  }
+
+  destroy() {
+    this.observer.disconnect();
+    window.removeEventListener("resize", this.onWindowResize);
+    clearTimeout(this.resizeTimer);
+    clearTimeout(this.waitTimer);
+    if (window.Plotly) window.Plotly.purge(this.graph);
+    this.graph.remove();
+    charts.delete(this.parent);
+  }
+}
+
+export default function (component) {
+  const { data, parentElement, setStateValue } = component;
+  let chart = charts.get(parentElement);
+  if (!chart) {
+    chart = new Chart(parentElement);
+    charts.set(parentElement, chart);
+  }
+  try {
+    chart.update(decode(data), setStateValue);
+  } catch (error) {
+    chart.fail(error);
+  }
+  return chart.cleanup;
+}

@@ -1,0 +1,304 @@
+"""posviz's charts on the page: one Plotly graph per chart, kept across reruns, laid out for the
+room it has.
+
+:func:`show_chart` is the one entry point::
+
+    show_chart(lambda canvas: embeddings_figure(window, canvas=canvas), key="embeddings")
+
+It takes a figure, or a function that builds one for a :class:`~posviz.plots._layout.Canvas`
+(the chart's width, the px from its top to the window's bottom, the window's size, as the
+browser last reported them for ``key``; ``Canvas()`` until then), and mounts posviz's chart
+component: a component of ``st.components`` version 2 with inline JavaScript (``chart.js``
+next to this file, no build step), styles not isolated (Plotly puts its CSS in the page's
+head). In the browser the component
+
+* keeps one Plotly graph per ``key`` across reruns and changes it with ``Plotly.react`` (the
+  key keeps Streamlit from remounting the element; nothing is drawn hidden);
+* reports its size back (``setStateValue("size", ...)``, debounced while the window is being
+  resized), which reruns the page, so the next figure is laid out for it; its first figure
+  waits (at most 1.5 s) for one laid out for the size it reported, so it does not jump;
+* maps Streamlit's theme colours onto what the figure leaves unset (the font stays Plotly's:
+  posviz's layout is measured for it).
+
+plotly.js is the one the ``plotly`` package ships (``plotly/package_data/plotly.min.js``). It
+is served by Streamlit's file route for custom components (``/component/<name>/<file>``):
+Streamlit's first component API, ``declare_component`` with ``path``, registers that folder,
+and is used for nothing else (no such component is ever mounted). This works for ``streamlit run
+app.py`` in a checkout (Community Cloud) and for an installed posviz alike, with no manifest
+and no vendored copy. The page fetches it once, with a URL that carries plotly.js's version;
+its HTTP cache then serves later page loads (see ``chart.js``).
+
+The payload (``data`` of the component, bytes)::
+
+    b"PVZ1"                       magic
+    uint32, little-endian         n: bytes of the JSON header
+    n bytes                       the header, UTF-8 JSON (below)
+    zero padding                  to a multiple of 8: the buffers start here
+    buffers                       each padded to a multiple of 8; header["buffers"] gives
+                                  each one's offset (from the buffers' start) and size
+
+    header = {"figure": {"data": [...], "layout": {...}},  # arrays as {dtype, shape, bref}
+              "config": {...},       # Plotly's config (the PNG button's settings)
+              "canvas": {...} | None,  # the size the figure was laid out for
+              "fill": bool,          # the figure's height follows the window's
+              "plotly": {"path": "component/.../plotly.min.js?v=4.1.1", "version": "4.1.1"},
+              "buffers": [[offset, nbytes], ...]}  # offsets from the buffers' start
+
+Every numpy array plotly.py would send as a typed array (its ``to_typed_array_spec`` rules:
+int64 narrowed, the 8 dtypes plotly.js reads) travels as raw bytes instead of base64 JSON;
+identical arrays (the three panels' hover values) travel once. :func:`decode_payload` reads
+it back.
+
+Streamlit APIs used, all public in 1.67: ``component`` of ``st.components`` version 2
+(``js``, ``isolate_styles``, ``data`` as bytes, ``key``, ``on_size_change``), the
+component's ``setStateValue`` and ``parentElement`` in JavaScript, the first component API's
+``declare_component`` (``path``, for the file route only) and ``st.session_state``.
+tests/test_chart.py fails when one of them changes shape.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from functools import partial
+from importlib import resources
+from typing import Any, Final, TypeAlias
+
+import numpy as np
+import plotly
+import plotly.graph_objects as go
+import plotly.io.json
+import plotly.offline
+import streamlit as st
+from streamlit.components.v1 import declare_component  # the file route only: plotly.min.js
+
+from posviz.plots._layout import UNKNOWN, Canvas, CanvasError
+
+FigureSource: TypeAlias = "go.Figure | Callable[[Canvas], go.Figure]"
+"""A figure, or a function that builds one for the chart's canvas."""
+
+CHART_CONFIG: Final = {
+    "displaylogo": False,
+    "toImageButtonOptions": {"format": "png", "filename": "posviz", "scale": 2},
+    "responsive": False,  # the component follows its size itself
+}
+MAGIC: Final = b"PVZ1"
+CHART_JS: Final = resources.files("posviz_app").joinpath("chart.js").read_text(encoding="utf-8")
+PLOTLY_JS_VERSION: Final = plotly.offline.get_plotlyjs_version()
+PLOTLY_DIR: Final = str(resources.files("plotly").joinpath("package_data"))
+MIN_REPORTED_WIDTH: Final = 200  # px: a 320-px phone's page is wider
+_CANVASES: Final = "_posviz_canvases"  # session state: chart key -> its last reported Canvas
+_ANY: Final = ""  # ... and under this key, the last canvas any chart reported
+# plotly.py's typed arrays (_plotly_utils.utils): the dtypes plotly.js reads, keys it skips.
+_DTYPES: Final = {
+    "int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2",
+    "int32": "i4", "uint32": "u4", "float32": "f4", "float64": "f8",
+}  # fmt: skip
+_SKIPPED_KEYS: Final = frozenset({"geojson", "layer", "layers", "range"})
+
+COMPONENT_NAME: Final = "posviz_chart"
+_component = st.components.v2.component(COMPONENT_NAME, js=CHART_JS, isolate_styles=False)
+
+
+def show_chart(figure: FigureSource, *, key: str, fill: bool = False) -> None:
+    """Draw ``figure`` in the chart ``key`` (one Plotly graph for the key's whole life).
+
+    ``figure``: a figure, or a function from the chart's :func:`chart_canvas` to one (so it
+    is laid out for the room it has). ``fill``: the figure's height follows the window's
+    (lecture mode), so a change of the window's height lays it out again.
+    """
+    canvas = chart_canvas(key)
+    built = figure(canvas) if callable(figure) else figure
+    _component(
+        key=key,
+        data=chart_payload(built, canvas=canvas, fill=fill, plotly_path=_plotly_path()),
+        on_size_change=partial(_remember_canvas, key),
+    )
+
+
+def chart_canvas(key: str) -> Canvas:
+    """The room chart ``key`` had when the browser last said (any chart's, if this one has
+    not said yet: they share the page's width), or ``Canvas()`` before any did."""
+    canvases: dict[str, Canvas] = st.session_state.get(_CANVASES, {})
+    return canvases.get(key) or canvases.get(_ANY) or UNKNOWN
+
+
+def canvas_from_report(value: object) -> Canvas | None:
+    """The :class:`Canvas` in a size the browser reported, ``None`` if it is not one (the
+    websocket carries whatever a client sends).
+
+    >>> canvas_from_report({"width": 800, "height": 500, "window_width": 1280,
+    ...                     "window_height": 800})
+    Canvas(width=800, height=500, window_width=1280, window_height=800)
+    >>> canvas_from_report({"width": -1}), canvas_from_report("wide")
+    (None, None)
+    >>> canvas_from_report({"width": 1, "height": 900, "window_width": 1280,
+    ...                     "window_height": 800}) is None  # a chart in a closing tab
+    True
+    """
+    if not isinstance(value, dict):
+        return None
+    try:
+        numbers = [value[name] for name in ("width", "height", "window_width", "window_height")]
+        if not all(isinstance(n, int | float) and not isinstance(n, bool) for n in numbers):
+            return None
+        canvas = Canvas(*(int(n) for n in numbers))
+    except (KeyError, OverflowError, ValueError, CanvasError):
+        return None
+    # Narrower than any phone's page: a chart being hidden or squeezed, not room to lay out for.
+    return canvas if (canvas.width or 0) >= MIN_REPORTED_WIDTH else None
+
+
+def _remember_canvas(key: str) -> None:
+    """``on_size_change``: keep the reported size (the component's own state goes when the
+    chart is not drawn in a run, for example in a closed tab)."""
+    state = st.session_state.get(key)
+    canvas = canvas_from_report(state.get("size") if isinstance(state, dict) else None)
+    if canvas is not None:
+        canvases = st.session_state.setdefault(_CANVASES, {})
+        canvases[key] = canvases[_ANY] = canvas
+
+
+def _plotly_path() -> str:
+    """plotly.min.js's URL path, relative to the page: Streamlit's custom component file
+    route for the ``plotly`` package's own folder (registered, again, in each run: cheap, and
+    the runtime that serves the page is the one that runs the script)."""
+    route = declare_component("plotly", path=PLOTLY_DIR)
+    return f"component/{route.name}/plotly.min.js?v={PLOTLY_JS_VERSION}"
+
+
+def chart_payload(figure: go.Figure, *, canvas: Canvas, fill: bool, plotly_path: str) -> bytes:
+    """The bytes the component gets for ``figure`` (the format is in the module docstring).
+
+    >>> payload = chart_payload(go.Figure(go.Heatmap(z=np.eye(2, dtype=np.float32))),
+    ...                         canvas=Canvas(), fill=False, plotly_path="plotly.min.js")
+    >>> payload[:4], decode_payload(payload).figure["data"][0]["z"].tolist()
+    (b'PVZ1', [[1.0, 0.0], [0.0, 1.0]])
+    """
+    buffers = _Buffers()
+    figure_json = {
+        "data": [buffers.split(trace.to_plotly_json()) for trace in figure.data],
+        "layout": buffers.split(figure.layout.to_plotly_json()),
+    }
+    table, blob = buffers.written()
+    header = {
+        "figure": figure_json,
+        "config": CHART_CONFIG,
+        "canvas": asdict(canvas) if canvas.measured else None,
+        "fill": fill,
+        "plotly": {"path": plotly_path, "version": PLOTLY_JS_VERSION},
+        "buffers": table,
+    }
+    encoded = str(plotly.io.json.to_json_plotly(header, engine="json")).encode()
+    padding = _aligned(8 + len(encoded)) - (8 + len(encoded))
+    return MAGIC + struct.pack("<I", len(encoded)) + encoded + b"\0" * padding + blob
+
+
+def _aligned(offset: int) -> int:
+    """``offset`` rounded up to a multiple of 8."""
+    return -(-offset // 8) * 8
+
+
+class _Buffers:
+    """The arrays of a figure, each once, in the order first met."""
+
+    def __init__(self) -> None:
+        self._index: dict[tuple[str, tuple[int, ...], bytes], int] = {}
+        self._arrays: list[np.ndarray] = []
+
+    def split(self, value: Any, key: str = "") -> Any:
+        """``value`` with every typed array replaced by ``{dtype, shape, bref}``."""
+        if isinstance(value, dict):
+            return {k: self.split(v, k) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.split(v) for v in value]
+        if isinstance(value, np.ndarray) and key not in _SKIPPED_KEYS:
+            return self._spec(value)
+        return value
+
+    def _spec(self, array: np.ndarray) -> Any:
+        array = _narrowed(array)
+        dtype = _DTYPES.get(str(array.dtype))
+        if dtype is None or array.size == 0 or array.ndim > 3:
+            return array  # as plotly.py does: JSON (to_json_plotly writes it as a list)
+        array = np.ascontiguousarray(array)
+        digest = hashlib.blake2b(array.data, digest_size=16).digest()
+        index = self._index.setdefault((dtype, array.shape, digest), len(self._arrays))
+        if index == len(self._arrays):
+            self._arrays.append(array)
+        spec: dict[str, object] = {"dtype": dtype, "bref": index}
+        if array.ndim > 1:
+            spec["shape"] = ", ".join(str(n) for n in array.shape)
+        return spec
+
+    def written(self) -> tuple[list[list[int]], bytes]:
+        """``[[offset, nbytes], ...]`` of the arrays, from the start of the buffers, and their
+        bytes, each padded to a multiple of 8."""
+        table, parts, offset = [], [], 0
+        for array in self._arrays:
+            data = array.tobytes()
+            table.append([offset, len(data)])
+            parts.append(data + b"\0" * (_aligned(len(data)) - len(data)))
+            offset += _aligned(len(data))
+        return table, b"".join(parts)
+
+
+def _narrowed(array: np.ndarray) -> np.ndarray:
+    """int64 / uint64 in the smallest integer type plotly.js reads (plotly.py's rule)."""
+    if array.dtype.kind not in "iu" or array.dtype.itemsize != 8 or array.size == 0:
+        return array
+    low, high = int(array.min()), int(array.max())
+    signed = array.dtype.kind == "i"
+    for name in ("int8", "int16", "int32") if signed else ("uint8", "uint16", "uint32"):
+        info = np.iinfo(name)
+        if info.min <= low and high <= info.max:
+            return array.astype(name)
+    return array
+
+
+@dataclass(frozen=True)
+class ChartPayload:
+    """What a payload holds, decoded: the figure (arrays as numpy arrays) and the rest."""
+
+    figure: dict[str, Any]
+    config: dict[str, Any]
+    canvas: Canvas
+    fill: bool
+    plotly_path: str
+
+
+def decode_payload(payload: bytes) -> ChartPayload:
+    """Read a :func:`chart_payload` back (the load test's client checks charts with it).
+
+    Raises ``ValueError`` if ``payload`` is not one.
+    """
+    if payload[:4] != MAGIC or len(payload) < 8:
+        raise ValueError(f"not a posviz chart payload (starts {payload[:8]!r}, expected {MAGIC!r})")
+    (length,) = struct.unpack_from("<I", payload, 4)
+    header = json.loads(payload[8 : 8 + length])
+    start = _aligned(8 + length)
+
+    def restore(value: Any) -> Any:
+        if isinstance(value, dict):
+            if "bref" in value:
+                offset, size = header["buffers"][value["bref"]]
+                dtype = np.dtype(value["dtype"])
+                flat = np.frombuffer(payload, dtype, size // dtype.itemsize, start + offset)
+                shape = value.get("shape")
+                return flat if shape is None else flat.reshape([int(s) for s in shape.split(",")])
+            return {k: restore(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [restore(v) for v in value]
+        return value
+
+    canvas = Canvas(**header["canvas"]) if header["canvas"] else UNKNOWN
+    return ChartPayload(
+        figure=restore(header["figure"]),
+        config=header["config"],
+        canvas=canvas,
+        fill=bool(header["fill"]),
+        plotly_path=header["plotly"]["path"],
+    )

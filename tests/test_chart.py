@@ -1,0 +1,216 @@
+"""posviz_app.chart: the chart component's payload, the sizes it reports, and the Streamlit and
+Plotly interfaces it rests on (these tests fail when an upgrade changes one of them).
+
+The payload is read back with tests/charts.py's decoder, written from the format, and compared
+with what plotly.py itself holds for the figure (``to_plotly_json``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import plotly
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+import streamlit
+from charts import decode_chart, report_size, sent_charts, sent_figures
+from streamlit.proto.BidiComponent_pb2 import BidiComponent
+from streamlit.testing.v1 import AppTest
+
+from posviz.config import Settings
+from posviz.plots._layout import UNKNOWN, Canvas
+from posviz.plots.heatmaps import embeddings_figure
+from posviz.view import build_view
+from posviz_app.chart import (
+    CHART_CONFIG,
+    COMPONENT_NAME,
+    PLOTLY_DIR,
+    PLOTLY_JS_VERSION,
+    canvas_from_report,
+    chart_payload,
+    decode_payload,
+)
+
+AppFactory = Callable[..., AppTest]
+STATIC = Path(streamlit.__file__).parent / "static" / "static" / "js"
+
+
+def _payload(figure: go.Figure, canvas: Canvas = UNKNOWN, fill: bool = False) -> bytes:
+    return chart_payload(figure, canvas=canvas, fill=fill, plotly_path="p/plotly.min.js")
+
+
+def _default_figure() -> go.Figure:
+    view = build_view(Settings())
+    assert view.embeddings is not None
+    return embeddings_figure(view.embeddings)
+
+
+def test_every_array_travels_as_raw_bytes_and_comes_back_bit_for_bit() -> None:
+    figure = _default_figure()
+    payload = _payload(figure)
+    header = decode_chart(payload)
+    assert header["canvas"] is None and header["fill"] is False
+    assert header["config"] == CHART_CONFIG
+    sent = header["figure"]
+    for trace, original in zip(sent["data"], figure.data, strict=True):
+        original_json = original.to_plotly_json()
+        for key in ("z", "customdata"):
+            want = np.asarray(original_json[key])
+            assert trace[key].dtype == want.dtype == np.float32
+            assert np.array_equal(trace[key].view(np.uint32), want.view(np.uint32))
+        assert np.array_equal(trace["x"], original_json["x"])
+        assert trace["y"] == list(original_json["y"]) and trace["type"] == "heatmap"
+    assert sent["layout"] == json.loads(pio.to_json(figure.layout, validate=False))
+    # The three panels' hover values are the same [n, k, 4] array: one buffer, not three.
+    assert len(header["buffers"]) == 3 + 1 + 1  # z x3, customdata, x
+    assert b'"bdata"' not in payload, "no base64 in the payload"
+
+
+def test_the_payload_is_smaller_than_the_figure_json_streamlit_sent() -> None:
+    figure = _default_figure()
+    assert len(_payload(figure)) < 0.6 * len(pio.to_json(figure, validate=False))
+
+
+def test_integers_are_narrowed_as_plotly_py_does_and_other_values_pass_as_json() -> None:
+    figure = go.Figure(
+        go.Scatter3d(
+            x=np.arange(5, dtype=np.int64),  # -> int8
+            y=np.array([0, 70_000, 3, 4, 5], dtype=np.int64),  # -> int32
+            z=np.array([0.5, np.nan, 2.0, 3.0, 4.0], dtype=np.float64),
+            text=["a", "<b>b</b>", "c", "d", "e"],
+        ),
+        layout={
+            "shapes": [{"type": "rect", "x0": 0, "x1": 1, "y0": 0, "y1": 1}],
+            "annotations": [{"text": "marker", "x": 1, "y": 2, "showarrow": False}],
+            "xaxis": {"range": np.array([0.0, 4.0])},  # plotly.py keeps ranges as lists
+        },
+    )
+    header = decode_chart(_payload(figure))
+    trace = header["figure"]["data"][0]
+    assert trace["x"].dtype == np.int8 and trace["x"].tolist() == [0, 1, 2, 3, 4]
+    assert trace["y"].dtype == np.int32 and trace["y"].tolist() == [0, 70_000, 3, 4, 5]
+    assert trace["z"].dtype == np.float64 and np.isnan(trace["z"][1])
+    assert trace["text"] == ["a", "<b>b</b>", "c", "d", "e"] and trace["type"] == "scatter3d"
+    layout = header["figure"]["layout"]
+    assert layout["xaxis"]["range"] == [0.0, 4.0]
+    assert layout["shapes"][0]["type"] == "rect" and layout["annotations"][0]["text"] == "marker"
+
+
+def test_posvizs_own_decoder_reads_what_the_test_decoder_reads() -> None:
+    canvas = Canvas(width=800, height=500, window_width=1280, window_height=800)
+    payload = _payload(_default_figure(), canvas=canvas, fill=True)
+    ours, theirs = decode_payload(payload), decode_chart(payload)
+    assert ours.canvas == canvas and theirs["canvas"] == canvas.__dict__
+    assert ours.fill is theirs["fill"] is True
+    for a, b in zip(ours.figure["data"], theirs["figure"]["data"], strict=True):
+        assert np.array_equal(a["z"], b["z"]) and np.array_equal(a["customdata"], b["customdata"])
+    with pytest.raises(ValueError, match="not a posviz chart payload"):
+        decode_payload(b"{}")
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        pytest.param("wide", id="text"),
+        pytest.param({"width": 800}, id="missing"),
+        pytest.param({"width": 0, "height": 1, "window_width": 1, "window_height": 1}, id="zero"),
+        pytest.param(
+            {"width": True, "height": 1, "window_width": 1, "window_height": 1}, id="bool"
+        ),
+        pytest.param(
+            {"width": float("inf"), "height": 1, "window_width": 1, "window_height": 1}, id="inf"
+        ),
+        pytest.param(
+            {"width": "800", "height": 1, "window_width": 1, "window_height": 1}, id="string"
+        ),
+    ],
+)
+def test_a_size_no_browser_reports_is_ignored(report: object) -> None:
+    assert canvas_from_report(report) is None
+
+
+def test_the_first_run_uses_a_size_not_known_yet(app_test: AppFactory) -> None:
+    at = app_test()
+    (chart,) = sent_charts(at).values()
+    assert chart["canvas"] is None and chart["fill"] is False
+    path = chart["plotly"]["path"]
+    assert re.fullmatch(r"component/posviz_app\.chart\.plotly/plotly\.min\.js\?v=[\d.]+", path)
+    assert chart["plotly"]["version"] == PLOTLY_JS_VERSION
+
+
+def test_a_reported_width_lays_the_next_figure_out_for_it(app_test: AppFactory) -> None:
+    at = app_test()
+    wide = sent_figures(at)["embeddings"]["layout"]
+    assert wide["xaxis2"]["domain"][0] > 0, "side by side before the browser says anything"
+    report_size(at, "embeddings", width=358, height=600, window_width=390, window_height=844)
+    assert not at.exception
+    chart = sent_charts(at)["embeddings"]
+    assert chart["canvas"] == {"width": 358, "height": 600, "window_width": 390,
+                               "window_height": 844}  # fmt: skip
+    layout = chart["figure"]["layout"]
+    assert [layout[f"xaxis{n}"]["domain"] for n in ("", "2", "3")] == [[0.0, 1.0]] * 3
+    # Another tab's chart takes the width the page has until it reports its own.
+    at.session_state["view"] = "Similarity"
+    at.run()
+    similarity = sent_charts(at)["similarity"]
+    assert similarity["canvas"]["width"] == 358
+    assert similarity["figure"]["layout"]["xaxis2"]["domain"] == [0.0, 1.0]
+
+
+def test_lecture_mode_fills_the_room_the_browser_reported(app_test: AppFactory) -> None:
+    at = app_test({"lecture": "1", "step": "5"})
+    assert sent_charts(at)["embeddings"]["fill"] is True
+    report_size(at, "embeddings", width=1120, height=570, window_width=1280, window_height=720)
+    chart = sent_charts(at)["embeddings"]
+    assert chart["fill"] is True and chart["canvas"]["height"] == 570
+    layout = chart["figure"]["layout"]
+    assert 500 < layout["height"] < 570, "as tall as the room, less the page's padding"
+    assert len(layout["yaxis"]["tickvals"]) == 9, "every row of the rose sentence labelled"
+
+
+# --- what the component rests on: a Streamlit or Plotly upgrade that changes it fails here ---
+
+
+def test_streamlit_components_v2_takes_what_posviz_passes() -> None:
+    register = inspect.signature(streamlit.components.v2.component)
+    assert {"name", "html", "css", "js", "isolate_styles"} <= set(register.parameters)
+    mount = inspect.signature(streamlit.components.v2.component("posviz_probe", js="x"))
+    assert {"key", "data", "default", "width", "height"} <= set(mount.parameters)
+    assert any(p.kind is inspect.Parameter.VAR_KEYWORD for p in mount.parameters.values())
+    fields = BidiComponent.DESCRIPTOR.fields_by_name
+    assert {"bytes", "component_name", "js_content", "isolate_styles", "id"} <= set(fields)
+    declare = inspect.signature(streamlit.components.v1.declare_component)
+    assert {"name", "path"} <= set(declare.parameters)
+
+
+def test_streamlits_frontend_gives_the_component_bytes_its_element_and_set_state() -> None:
+    """The frontend bundle of the installed Streamlit (minified; names of its API survive):
+    bytes data handed over as it is, the element the module draws in, setStateValue."""
+    (bundle,) = STATIC.glob("BidiComponent.*.js")
+    code = bundle.read_text(encoding="utf-8")
+    for needed in ("case`bytes`", "parentElement:", "setStateValue:", "d.default({"):
+        assert needed in code, (
+            f"Streamlit {streamlit.__version__}'s components v2 changed: {needed}"
+        )
+
+
+def test_plotly_ships_the_plotly_js_posviz_serves() -> None:
+    path = Path(PLOTLY_DIR) / "plotly.min.js"
+    head = path.read_text(encoding="utf-8")[:200]
+    assert f"plotly.js v{PLOTLY_JS_VERSION}" in head
+    assert plotly.__version__ == "7.1.0", "a new plotly: check chart.js's typed arrays in Chromium"
+    # plotly.js reads typed arrays whose bdata is an ArrayBuffer (chart.js sends them so).
+    code = path.read_text(encoding="utf-8")
+    assert "decodeTypedArraySpec" in code and "constructor===ArrayBuffer" in code
+
+
+def test_the_component_is_registered_under_the_name_the_tests_read() -> None:
+    import charts
+
+    assert charts.COMPONENT == COMPONENT_NAME
