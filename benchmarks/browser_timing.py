@@ -1,11 +1,12 @@
-"""Key press to redrawn chart, and page load to first chart, in a real browser (issue 9).
+"""Key press to redrawn chart, and page load to first chart, in a real browser (issues 9, 19).
 
 Run from the repository root (no other server needed; about 3 minutes, ``--quick`` about 1.5)::
 
     python benchmarks/browser_timing.py              # the targets, as a table
+    python benchmarks/browser_timing.py --quick      # fewer presses and loads
     python benchmarks/browser_timing.py --trace      # and where the renderer's CPU time goes
-    python benchmarks/browser_timing.py --floor      # and a 4-line Streamlit app's page load
-    python benchmarks/browser_timing.py --experiment has --loads 0   # A/B, see EXPERIMENTS
+    python benchmarks/browser_timing.py --floor      # and a 4-line st.plotly_chart app's load
+    python benchmarks/browser_timing.py --docs       # and write the tables into docs/performance.md
 
 It starts its own ``streamlit run app.py`` (``devtools.server.start_server``) and Debian's
 Chromium (Playwright, ``executable_path``), then measures
@@ -14,17 +15,17 @@ Chromium (Playwright, ``executable_path``), then measures
   tables cached after one uncounted round trip);
 * (b) a key press on the window slider with a long text at T=1024, d=768;
 * (c) a page load on the warm server to the first drawn chart: in a new browser context
-  (empty HTTP cache) and again in the same context (HTTP cache warm).
+  (empty HTTP cache) and again in the same context (plotly.js from the HTTP cache).
 
 Times are taken in the page's own clock (``performance.now()``; page loads from navigation
-start). The page's ``window.Plotly`` is wrapped, so every ``Plotly.react``/``newPlot`` call is
-recorded with its start, the end of its synchronous part and the end of its promise. A chart
-counts as drawn when the first call that shows new data *visibly* has finished: Streamlit
-1.67 remounts the chart for every new figure and first draws it hidden, before it has
-measured the element's width, then draws it again at that width. Websocket messages are
-recorded as they arrive (time, bytes), which splits a key press into the server's rerun, the
-page's handling of the message and Plotly's draws. ``--trace`` adds a sampled CPU profile
-(CDP ``Profiler``; plotly.js samples mapped to plotly.js's source modules) and Chromium's
+start). Every call of the page's Plotly is recorded (``devtools.plotly_calls``); the chart is
+drawn when the first ``Plotly.react`` of posviz's chart component that shows new data has
+finished and the browser has shown the next frame (posviz draws nothing hidden; a call made
+while the graph is hidden would not count). Websocket messages are recorded as they arrive
+(time, bytes), which splits a key press into the server's rerun, the page's handling of the
+message and Plotly's draw; the server's CPU time per key press is read from its
+``/proc/<pid>/stat`` (user + system), the bytes per key press are those of every message the
+rerun sent. ``--trace`` adds a sampled CPU profile (CDP ``Profiler``) and Chromium's
 ``Performance`` counters (script, style, layout time). Nothing here asserts a time;
 ``bench.py`` calls :func:`browser_timings` in a process of its own and prints
 :func:`print_report`.
@@ -34,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import sys
 import time
@@ -48,17 +48,19 @@ if str(ROOT) not in sys.path:  # `python benchmarks/browser_timing.py`: import f
 
 from benchmarks.tables import fmt_time, print_table  # noqa: E402
 from benchmarks.texts import long_text  # noqa: E402
+from devtools.plotly_calls import RECORD_PLOTLY_CALLS  # noqa: E402
 
 VIEWPORT = {"width": 1600, "height": 1000}
 QUIET_MS = 300  # a key press is over when nothing was drawn or received for this long
 TIMEOUT_MS = 120_000
+CHART = "embeddings"  # the chart measured: the Embeddings tab's
 DEFAULTS = "key press -> redrawn chart, defaults (T=16, d=64)"
 BIG = "key press -> redrawn chart, T=1024, d=768 (long text, window)"
 LOAD_FRESH = "page load -> first chart, warm server, new context (cold HTTP cache)"
 LOAD_WARM = "page load -> first chart, warm server, same context (warm HTTP cache)"
-FLOOR_FRESH = "floor: page load -> chart, 4-line app, new context"
-FLOOR_WARM = "floor: page load -> chart, 4-line app, same context"
-TARGETS = {DEFAULTS: 0.250, BIG: 0.500, LOAD_FRESH: 2.5, LOAD_WARM: 2.5}
+FLOOR_FRESH = "floor: page load -> chart, 4-line st.plotly_chart app, new context"
+FLOOR_WARM = "floor: page load -> chart, 4-line st.plotly_chart app, same context"
+TARGETS = {DEFAULTS: 0.090, BIG: 0.240, LOAD_FRESH: 1.5}  # seconds, issue 19
 # --floor: what Streamlit 1.67 itself costs, an app with nothing but one small Plotly chart.
 FLOOR_APP = """import numpy as np
 import plotly.graph_objects as go
@@ -66,10 +68,10 @@ import streamlit as st
 st.plotly_chart(go.Figure([go.Heatmap(z=np.eye(3, dtype=np.float32))] * 3), theme=None)
 """
 
-# Record in the page's clock: the key press, websocket traffic, and every Plotly call.
+# Record in the page's clock: the key press and websocket traffic (Plotly: RECORD_PLOTLY_CALLS).
 _INIT_SCRIPT = r"""
 (() => {
-  const B = window.__bench = {key: 0, sent: 0, msgs: [], calls: []};
+  const B = window.__bench = {key: 0, sent: 0, msgs: []};
   const send = WebSocket.prototype.send;
   WebSocket.prototype.send = function (data) {
     B.sent = performance.now();
@@ -86,72 +88,37 @@ _INIT_SCRIPT = r"""
     }
   };
   window.addEventListener('keydown', () => { B.key = performance.now(); }, true);
-  const wrap = (P, name) => {
-    const call = P[name];
-    P[name] = function (gd, ...rest) {
-      const record = {name, t0: performance.now(), t1: 0, t2: 0, z: null, traces: 0, shown: false};
-      B.calls.push(record);
-      const out = call.call(this, gd, ...rest);
-      record.t1 = performance.now();
-      Promise.resolve(out).then(() => {
-        record.t2 = performance.now();
-        const data = gd && gd.data;
-        record.traces = data ? data.length : 0;
-        record.z = data && data[0] ? data[0].z : null;
-        // Streamlit keeps the chart hidden until it knows the element's width.
-        record.shown = !!gd && gd.style.visibility !== 'hidden';
-      });
-      return out;
-    };
-  };
-  if (window.__stripHas) {  // --experiment has, page loads: drop body:has(...) rules at once
-    new MutationObserver(() => {
-      for (const style of document.querySelectorAll('style')) {
-        if (style.textContent.includes('body:has(')) {
-          style.textContent = style.textContent.replace(/[^{}]*body:has\([^{]*\{[^}]*\}/g, '');
-        }
-      }
-    }).observe(document, {childList: true, subtree: true});
-  }
-  let plotly;
-  Object.defineProperty(window, 'Plotly', {
-    configurable: true,
-    get() { return plotly; },
-    set(value) {
-      plotly = value;
-      for (const name of ['newPlot', 'react', 'relayout', 'restyle', 'update']) {
-        if (value && typeof value[name] === 'function') wrap(value, name);
-      }
-    },
-  });
 })();
 """
 
 # Before a key press: remember the data on screen, forget earlier records.
 _ARM = """
-() => {
+(chart) => {
   const B = window.__bench;
-  const gd = document.querySelector('.js-plotly-plot');
+  const gd = document.querySelector(`.st-key-${chart} .js-plotly-plot`);
   B.oldZ = gd && gd.data && gd.data[0] ? gd.data[0].z : null;
-  B.key = 0; B.sent = 0; B.msgs = []; B.calls = [];
+  B.key = 0; B.sent = 0; B.msgs = [];
+  window.__plotlyCalls.length = 0;
 }
 """
 
-# After a key press (or a page load: since = 0): the first finished Plotly call that shows
-# new data in three panels, once nothing more was drawn or received for QUIET_MS.
+# After a key press (or a page load: since = 0): the first finished, shown Plotly call of the
+# chart with new data in three panels, once nothing more was drawn or received for QUIET_MS.
+# (The floor app's chart has no key: its calls count as the chart's.)
 _DONE = """
-([since, quiet]) => {
+([since, quiet, chart]) => {
   const B = window.__bench;
   const start = since ? B.key : 0;
   if (since && !start) return false;
-  const calls = B.calls.filter(c => c.t0 >= start);
-  const drawn = calls.find(c => c.t2 && c.shown && c.traces === 3 && c.z && c.z !== B.oldZ);
-  if (!drawn || calls.some(c => !c.t2)) return false;
-  const last = Math.max(...calls.map(c => c.t2), ...B.msgs.map(m => m.t));
+  const all = window.__plotlyCalls.filter(c => c.t0 >= start);
+  const calls = all.filter(c => c.chart === chart || c.chart === null);
+  const drawn = calls.find(c => c.t3 && c.shown && c.traces === 3 && c.z && c.z !== B.oldZ);
+  if (!drawn || all.some(c => !c.t3)) return false;
+  const last = Math.max(...all.map(c => c.t3), ...B.msgs.map(m => m.t));
   if (performance.now() - last < quiet) return false;
-  const clean = ({name, t0, t1, t2, shown}) => ({name, t0, t1, t2, shown});
+  const clean = ({name, t0, t1, t2, t3, shown}) => ({name, t0, t1, t2, t3, shown});
   const resources = performance.getEntriesByType('resource')
-    .filter(r => r.name.includes('/static/'))
+    .filter(r => r.name.includes('/static/') || r.name.includes('plotly.min.js'))
     .map(r => ({name: r.name.split('/').pop(), start: r.startTime, end: r.responseEnd,
                 bytes: r.transferSize, size: r.decodedBodySize}));
   return {key: start, sent: B.sent, msgs: B.msgs.slice(), calls: calls.map(clean),
@@ -170,111 +137,81 @@ def _phases(record: dict[str, Any], *, load: bool = False) -> dict[str, Any]:
     msgs = [m for m in record["msgs"] if m["t"] >= (record["sent"] if not load else 0)]
     chart_msg = max(msgs, key=lambda m: m["bytes"]) if msgs else None
     first_call = calls[0] if calls else drawn
-    settled = max(c["t2"] for c in calls)
-    hidden = [c for c in calls if c["t0"] < drawn["t0"]]
+    settled = max(c["t3"] for c in calls)
+    before = [c for c in calls if c["t0"] < drawn["t0"]]
     out: dict[str, Any] = {
-        "s": (drawn["t2"] - key) / 1000,
+        "s": (drawn["t3"] - key) / 1000,
         "settled": (settled - key) / 1000,
         "plotly_calls": len(calls),
-        "hidden_draws": sum(c["t2"] - c["t0"] for c in hidden) / 1000,
+        "draws_before": sum(c["t2"] - c["t0"] for c in before) / 1000,
         "first_draw": (drawn["t2"] - drawn["t0"]) / 1000,
         "first_draw_sync": (drawn["t1"] - drawn["t0"]) / 1000,
-        "after_first": (settled - drawn["t2"]) / 1000,
+        "to_frame": (drawn["t3"] - drawn["t2"]) / 1000,
+        "after_first": (settled - drawn["t3"]) / 1000,
         "chart_msg_kb": chart_msg["bytes"] / 1000 if chart_msg else 0.0,
+        "received_kb": sum(m["bytes"] for m in msgs) / 1000,
     }
     if not load:
         out["to_request"] = max(record["sent"] - key, 0) / 1000
         if chart_msg:
             out["server"] = (chart_msg["t"] - record["sent"]) / 1000
             out["msg_to_plotly"] = (first_call["t0"] - chart_msg["t"]) / 1000
-            # The rest: between the hidden and the shown draw (Streamlit measures the
-            # element's width in a ResizeObserver callback), frames, other tasks.
-            named = ("to_request", "server", "msg_to_plotly", "hidden_draws", "first_draw")
-            out["waits"] = out["s"] - sum(out[name] for name in named)
+            named = ("to_request", "server", "msg_to_plotly", "draws_before", "first_draw")
+            out["waits"] = out["s"] - out["to_frame"] - sum(out[name] for name in named)
     else:
-        chunk = next((r for r in record["resources"] if r["name"].startswith("PlotlyChart")), None)
+        plotly_js = next((r for r in record["resources"] if "plotly.min.js" in r["name"]), None)
         index = next((r for r in record["resources"] if r["name"].startswith("index")), None)
         first_msg = msgs[0]["t"] if msgs else None
         out |= {
             "index_js": index["end"] / 1000 if index else None,
             "first_ws_msg": first_msg / 1000 if first_msg else None,
             "chart_msg": chart_msg["t"] / 1000 if chart_msg else None,
-            "plotly_js_start": chunk["start"] / 1000 if chunk else None,
-            "plotly_js_end": chunk["end"] / 1000 if chunk else None,
-            "plotly_js_transfer_kb": chunk["bytes"] / 1000 if chunk else None,
+            "plotly_js_start": plotly_js["start"] / 1000 if plotly_js else None,
+            "plotly_js_end": plotly_js["end"] / 1000 if plotly_js else None,
+            "plotly_js_transfer_kb": plotly_js["bytes"] / 1000 if plotly_js else None,
             "first_plotly_call": first_call["t0"] / 1000,
         }
     return out
 
 
+def _server_cpu(pid: int) -> float:
+    """User + system CPU seconds the server process has used (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 # --------------------------------------------------------------------------------------------
 # --trace: a sampled CPU profile per key press, and Chromium's own counters.
 
-_MODULE = re.compile(r'\{"((?:src|node_modules|build|stackgl_modules|lib)/[^"]+)"\(')
-
-
-_PLOTLY_END = "return window.Plotly="  # the end of plotly.js in Streamlit's PlotlyChart chunk
-_STREAMLIT_PLOTLY = "(Streamlit's PlotlyChart, react-plotly)"
-
-
-class _ModuleMap:
-    """Which plotly.js source module a (line, column) of Streamlit's bundle belongs to."""
-
-    def __init__(self) -> None:
-        self._lines: dict[str, list[tuple[int, str]]] = {}
-        static = Path(_streamlit_static())
-        for path in static.glob("PlotlyChart.*.js"):
-            marks = self._lines.setdefault(path.name, [])
-            for number, line in enumerate(path.read_text(encoding="utf-8").split("\n")):
-                for match in _MODULE.finditer(line):
-                    marks.append((number * 10**8 + match.start(), match.group(1)))
-                end = line.find(_PLOTLY_END)  # Streamlit's own code follows plotly.js
-                if end >= 0:
-                    marks.append((number * 10**8 + end, _STREAMLIT_PLOTLY))
-
-    def module(self, url: str, line: int, column: int) -> str:
-        marks = self._lines.get(url.rsplit("/", 1)[-1])
-        if not marks:
-            return "?"
-        position = line * 10**8 + column
-        low, high = 0, len(marks)
-        while low < high:  # the last mark at or before position
-            mid = (low + high) // 2
-            if marks[mid][0] <= position:
-                low = mid + 1
-            else:
-                high = mid
-        return marks[low - 1][1] if low else _STREAMLIT_PLOTLY
-
-
-def _streamlit_static() -> str:
-    import streamlit
-
-    return os.path.join(os.path.dirname(streamlit.__file__), "static", "static", "js")
-
-
 _BUILT_INS = {
     "getBoundingClientRect": "forced style + layout (getBoundingClientRect; Plotly's bBox)",
-    "checkVisibility": "forced style (checkVisibility; Streamlit)",
+    "getComputedStyle": "forced style (getComputedStyle)",
     "toDataURL": "heatmap image encoding (canvas.toDataURL)",
 }
-_PLOTLY_GROUPS = (  # plotly.js source modules -> what they do, first match wins
-    ("src/traces/heatmap/", "plotly: heatmap calc + drawing"),
-    ("src/components/colorbar/", "plotly: colour bars"),
-    ("src/components/colorscale/", "plotly: colour bars"),
-    ("src/plots/cartesian/", "plotly: axes, ticks, layout"),
-    ("src/components/annotations/", "plotly: titles (annotations)"),
-    ("src/lib/svg_text_utils", "plotly: text (labels)"),
-    ("src/components/drawing/", "plotly: text (labels)"),
-    ("src/plot_api/", "plotly: plot_api (react diff, defaults)"),
-    ("src/plots/plots.js", "plotly: plot_api (react diff, defaults)"),
-    ("src/lib/", "plotly: lib (typed arrays, coerce...)"),
-    ("node_modules/", "plotly: d3 and other libraries"),
-    ("(Streamlit", "Streamlit PlotlyChart (spec parse, theme; page load: plotly.js init)"),
-)
 
 
-def _profile_buckets(profile: dict[str, Any], modules: _ModuleMap) -> Counter[str]:
+def _bucket(url: str, name: str) -> str:
+    """Where a profile sample ran, by its script's URL (plotly.js runs from a blob: URL, the
+    component from Streamlit's ``st-bidi-posviz_chart-*.js``)."""
+    if name in ("(idle)", "(program)", "(garbage collector)", "(root)"):
+        return {
+            "(program)": "browser native (style, layout, paint, parse)",
+            "(garbage collector)": "garbage collection",
+        }.get(name, "idle")
+    if "st-bidi-posviz_chart" in url:
+        return "posviz chart component (decode, measure, theme)"
+    if url.startswith("blob:") or "plotly.min.js" in url:
+        return "plotly.js (react: defaults, heatmaps, axes, text)"
+    if "protobuf" in url:
+        return "Streamlit: protobuf decode"
+    if "/static/" in url:
+        return "Streamlit + React (rerun handling, render)"
+    if not url:  # the browser's own functions, called from the page's scripts
+        return _BUILT_INS.get(name, "built-ins: other DOM and JS calls")
+    return f"other scripts ({url.rsplit('/', 1)[-1][:40]})"
+
+
+def _profile_buckets(profile: dict[str, Any]) -> Counter[str]:
     """Self time (s) of the profile's samples, by where they ran."""
     nodes = {node["id"]: node["callFrame"] for node in profile["nodes"]}
     buckets: Counter[str] = Counter()
@@ -283,26 +220,7 @@ def _profile_buckets(profile: dict[str, Any], modules: _ModuleMap) -> Counter[st
         # A sample lasts until the next one (the last one: its own delta).
         seconds = (deltas[index + 1] if index + 1 < len(deltas) else deltas[index]) / 1e6
         frame = nodes[node_id]
-        url, name = frame.get("url", ""), frame.get("functionName", "")
-        if name in ("(idle)", "(program)", "(garbage collector)", "(root)"):
-            bucket = {
-                "(program)": "browser native (style, layout, paint, parse)",
-                "(garbage collector)": "garbage collection",
-            }.get(name, "idle")
-        elif "PlotlyChart" in url:
-            module = modules.module(url, frame["lineNumber"], frame["columnNumber"])
-            bucket = next(
-                (g for p, g in _PLOTLY_GROUPS if module.startswith(p)), "plotly: other modules"
-            )
-        elif "protobuf" in url:
-            bucket = "Streamlit: protobuf decode"
-        elif "/static/" in url:
-            bucket = "Streamlit + React (rerun handling, render)"
-        elif not url:  # the browser's own functions, called from the page's scripts
-            bucket = _BUILT_INS.get(name, "built-ins: other DOM and JS calls")
-        else:
-            bucket = f"other scripts ({url.rsplit('/', 1)[-1][:40]})"
-        buckets[bucket] += seconds
+        buckets[_bucket(frame.get("url", ""), frame.get("functionName", ""))] += seconds
     return buckets
 
 
@@ -316,7 +234,6 @@ class _Tracer:
         self.cdp.send("Performance.enable")
         self.cdp.send("Profiler.enable")
         self.cdp.send("Profiler.setSamplingInterval", {"interval": 200})  # microseconds
-        self.modules = _ModuleMap()
         self._before: dict[str, float] = {}
 
     def _metrics(self) -> dict[str, float]:
@@ -330,7 +247,7 @@ class _Tracer:
     def stop(self) -> dict[str, float]:
         profile = self.cdp.send("Profiler.stop")["profile"]
         after = self._metrics()
-        buckets = _profile_buckets(profile, self.modules)
+        buckets = _profile_buckets(profile)
         for name in self.METRICS:
             buckets[f"Chromium {name}"] = after[name] - self._before.get(name, 0.0)
         return dict(buckets)
@@ -345,86 +262,50 @@ def _slider(page: Any, label: str) -> Any:
     return page.locator(f'input[type="range"][aria-label^="{label}"]').first
 
 
+def _new_page(context: Any) -> Any:
+    page = context.new_page()
+    page.add_init_script(RECORD_PLOTLY_CALLS)
+    page.add_init_script(_INIT_SCRIPT)
+    return page
+
+
 def _wait_done(page: Any, *, since_key: bool) -> dict[str, Any]:
     handle = page.wait_for_function(
-        _DONE, arg=[since_key, QUIET_MS], timeout=TIMEOUT_MS, polling="raf"
+        _DONE, arg=[since_key, QUIET_MS, CHART], timeout=TIMEOUT_MS, polling="raf"
     )
     result: dict[str, Any] = handle.json_value()
     return result
 
 
-def _press(page: Any, target: Any, key: str, tracer: _Tracer | None = None) -> dict[str, Any]:
-    page.evaluate(_ARM)
+def _press(
+    page: Any, target: Any, key: str, server_pid: int, tracer: _Tracer | None = None
+) -> dict[str, Any]:
+    page.evaluate(_ARM, CHART)
     target.focus()
     if tracer:
         tracer.start()
+    cpu = _server_cpu(server_pid)
     target.press(key)
     record = _wait_done(page, since_key=True)
-    sample = _phases(record)
+    sample = _phases(record) | {"server_cpu": _server_cpu(server_pid) - cpu}
     if tracer:
         sample["cpu"] = tracer.stop()
     return sample
 
 
-# --experiment: every other key press runs with one thing changed in the page, so both
-# variants share the machine's load. "has": app.py's style block without its body:has(...)
-# rules (lecture mode's see-through top bar), which make every style recalculation walk the page.
-EXPERIMENTS = ("has",)
-_VARIANT = r"""
-([experiment, on]) => {
-  if (experiment === 'has') {
-    for (const style of document.querySelectorAll('style')) {
-      if (!style.textContent.includes('body:has(') && !style.__original) continue;
-      style.__original = style.__original || style.textContent;
-      style.textContent = on
-        ? style.__original.replace(/[^{}]*body:has\([^{]*\{[^}]*\}/g, '')
-        : style.__original;
-    }
-  }
-}
-"""
-
-
 def _presses(
-    page: Any,
-    label: str,
-    reps: int,
-    keys: list[str],
-    tracer: _Tracer | None,
-    experiment: str | None = None,
+    page: Any, label: str, reps: int, keys: list[str], server_pid: int, tracer: _Tracer | None
 ) -> list[dict[str, Any]]:
-    """``reps`` presses on the slider ``label``, cycling through ``keys``; with an
-    ``experiment``, the odd presses run its variant (``"variant": True`` in their sample)."""
-    samples = []
-    for i in range(reps):
-        variant = experiment is not None and i % 2 == 1
-        if experiment:
-            page.evaluate(_VARIANT, [experiment, variant])
-        sample = _press(page, _slider(page, label), keys[i % len(keys)], tracer)
-        samples.append(sample | {"variant": variant})
-    if experiment:
-        page.evaluate(_VARIANT, [experiment, False])
-    return samples
+    """``reps`` presses on the slider ``label``, cycling through ``keys``."""
+    return [
+        _press(page, _slider(page, label), keys[i % len(keys)], server_pid, tracer)
+        for i in range(reps)
+    ]
 
 
-def _split(rows: dict[str, list[dict[str, Any]]], experiment: str | None) -> None:
-    """With an experiment, each key-press row becomes two: as is, and with the variant."""
-    if not experiment:
-        return
-    for label in (DEFAULTS, BIG):
-        samples = rows.pop(label, [])
-        rows[label] = [s for s in samples if not s["variant"]]
-        rows[f"{label} [{experiment} variant]"] = [s for s in samples if s["variant"]]
-
-
-def _load(
-    context: Any, url: str, *, trace: bool = False, strip_has: bool = False
-) -> dict[str, Any]:
+def _load(context: Any, url: str, *, trace: bool = False) -> dict[str, Any]:
     """Open ``url`` in a new page of ``context``; phases of the load to the first chart."""
-    page = context.new_page()
-    if strip_has:
-        page.add_init_script("window.__stripHas = true;")
-    page.add_init_script(_INIT_SCRIPT)
+    page = _new_page(context)
     tracer = _Tracer(page) if trace else None
     if tracer:
         tracer.start()
@@ -438,13 +319,7 @@ def _load(
 
 
 def run(
-    *,
-    reps: int,
-    big: bool = True,
-    loads: int = 3,
-    trace: bool = False,
-    experiment: str | None = None,
-    floor: bool = False,
+    *, reps: int, big: bool = True, loads: int = 3, trace: bool = False, floor: bool = False
 ) -> dict[str, Any]:
     """Start a server and Chromium, measure, stop both; samples per row, and notes."""
     from playwright.sync_api import sync_playwright
@@ -461,8 +336,7 @@ def run(
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
             try:
                 context = browser.new_context(viewport=VIEWPORT)
-                page = context.new_page()
-                page.add_init_script(_INIT_SCRIPT)
+                page = _new_page(context)
                 start = time.perf_counter()
                 page.goto(server.url)
                 _wait_done(page, since_key=False)
@@ -472,52 +346,43 @@ def run(
                 tracer = _Tracer(page) if trace else None
                 # d = 64 <-> 65: one round trip first, so both tables are cached (a first
                 # visit of a (seed, d) builds its 50,257-row table: not a redraw).
-                warm = _presses(page, "Embedding dimension", 2, ["ArrowRight", "ArrowLeft"], None)
+                keys = ["ArrowRight", "ArrowLeft"]
+                warm = _presses(page, "Embedding dimension", 2, keys, server.pid, None)
                 notes.append(f"d 64 -> 65, first visit of the table: {fmt_time(warm[0]['s'])}")
                 rows[DEFAULTS] = _presses(
-                    page, "Embedding dimension", reps, ["ArrowRight", "ArrowLeft"], tracer,
-                    experiment,
-                )  # fmt: skip
+                    page, "Embedding dimension", reps, keys, server.pid, tracer
+                )
                 if big:
                     text = page.locator('[data-testid="stTextArea"] textarea').first
                     text.fill(long_text(0))
-                    page.evaluate(_ARM)
+                    page.evaluate(_ARM, CHART)
                     text.press("Control+Enter")
                     _wait_done(page, since_key=True)
                     page.wait_for_selector(
                         'input[type="range"][aria-label^="Window"]', timeout=TIMEOUT_MS
                     )
-                    _press(page, _slider(page, "Context length"), "End")  # T = 1024
-                    _press(page, _slider(page, "Embedding dimension"), "End")  # d = 768
+                    _press(page, _slider(page, "Context length"), "End", server.pid)  # T=1024
+                    _press(page, _slider(page, "Embedding dimension"), "End", server.pid)  # 768
                     # The long text has 5 windows of 1,024 tokens: 0 -> 4 -> 0 -> ...
                     keys = ["ArrowRight"] * 4 + ["ArrowLeft"] * 4
-                    _presses(page, "Window", 1, keys, None)  # warm-up (first window change)
+                    _presses(page, "Window", 1, keys, server.pid, None)  # warm-up
                     rows[BIG] = _presses(
-                        page, "Window", reps, keys[1:] + keys[:1], tracer, experiment
+                        page, "Window", reps, keys[1:] + keys[:1], server.pid, tracer
                     )
                 page.close()
                 context.close()
-                labels = [LOAD_FRESH, LOAD_WARM]
-                if experiment == "has":
-                    labels += [f"{LOAD_FRESH} [has variant]", f"{LOAD_WARM} [has variant]"]
-                for label in labels:
-                    rows[label] = []
+                rows[LOAD_FRESH], rows[LOAD_WARM] = [], []
                 for _ in range(loads):
-                    for variant in [False, True] if experiment == "has" else [False]:
-                        suffix = " [has variant]" if variant else ""
-                        context = browser.new_context(viewport=VIEWPORT)
-                        for label in (LOAD_FRESH, LOAD_WARM):
-                            rows[label + suffix].append(
-                                _load(context, server.url, trace=trace, strip_has=variant)
-                            )
-                        context.close()
+                    context = browser.new_context(viewport=VIEWPORT)
+                    for label in (LOAD_FRESH, LOAD_WARM):
+                        rows[label].append(_load(context, server.url, trace=trace))
+                    context.close()
                 if floor:
                     rows |= _floor(browser, loads=max(loads, 1), trace=trace)
             finally:
                 browser.close()
     finally:
         server.stop()
-    _split(rows, experiment)
     return {"rows": rows, "notes": notes, "load_average": [load_before, os.getloadavg()]}
 
 
@@ -566,8 +431,13 @@ def _median(samples: list[dict[str, Any]], key: str) -> float | None:
     return statistics.median(values) if values else None
 
 
-def print_report(result: dict[str, Any], *, trace: bool = False) -> None:
-    """The targets table, each row's phases, and (``trace``) the CPU breakdown."""
+def _kb(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f} kB"
+
+
+def report_tables(result: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The report as (caption, header, rows) tables: the targets, key presses, page loads."""
+    tables = []
     rows = []
     for label, samples in result["rows"].items():
         if not samples:
@@ -581,67 +451,73 @@ def print_report(result: dict[str, Any], *, trace: bool = False) -> None:
             f"{fmt_time(median)}, {fmt_time(p90)}, {len(times)}",
             met,
         ])  # fmt: skip
-    print("## Browser timings (Chromium, streamlit run; page clock)\n")
-    print_table(["target", "measured (median, p90, n)", "met?"], rows)
-
-    phase_rows = []
-    for label in _press_rows(result):
-        samples = result["rows"].get(label)
+    tables.append(("Browser timings (Chromium, streamlit run; page clock)",
+                   ["target", "measured (median, p90, n)", "met?"], rows))  # fmt: skip
+    press_rows = []
+    for label in [r for r in result["rows"] if r.startswith("key press")]:
+        samples = result["rows"][label]
         if not samples:
             continue
-        phase_rows.append([
+        cpu = _median(samples, "server_cpu")
+        press_rows.append([
             label.split(", ", 1)[1],
             fmt_time(_median(samples, "to_request")),
             fmt_time(_median(samples, "server")),
-            f"{_median(samples, 'chart_msg_kb') or 0:.0f} kB",
+            "-" if cpu is None else fmt_time(cpu),
+            _kb(_median(samples, "received_kb")),
             fmt_time(_median(samples, "msg_to_plotly")),
-            fmt_time(_median(samples, "hidden_draws")),
             fmt_time(_median(samples, "first_draw")),
+            fmt_time(_median(samples, "to_frame")),
             fmt_time(_median(samples, "s")),
             fmt_time(_median(samples, "waits")),
             f"{_median(samples, 'plotly_calls') or 0:.0f}",
         ])  # fmt: skip
-    if phase_rows:
-        print("Key press phases (medians): key -> request sent; request -> chart message "
-              "received (server rerun); message -> first Plotly call (decode, React remount, "
-              "spec parse); Plotly draws while Streamlit hides the chart (its width not yet "
-              "measured); the draw that shows it; the total; waits in it (frames, Streamlit's "
-              "ResizeObserver); all Plotly calls of the press.\n")  # fmt: skip
-        print_table(
-            ["key press", "key->request", "server", "chart msg", "msg->Plotly", "hidden draw",
-             "shown draw", "total (drawn)", "waits", "Plotly calls"],
-            phase_rows,
-        )  # fmt: skip
+    if press_rows:
+        tables.append((
+            "Key press phases (medians): key -> request sent; request -> chart message "
+            "received (server rerun); the server's CPU time (user + system) for the press; "
+            "bytes the rerun sent the page; message -> Plotly.react (protobuf, React, the "
+            "component's decode); the react; to the next frame (visible); the total; waits in "
+            "it (frames, other tasks); Plotly calls of the press.",
+            ["key press", "key->request", "server", "server CPU", "bytes", "msg->Plotly",
+             "react", "->frame", "total (visible)", "waits", "Plotly calls"],
+            press_rows,
+        ))  # fmt: skip
     load_rows = []
     for label in [r for r in result["rows"] if r.startswith(("page load", "floor"))]:
-        samples = result["rows"].get(label)
+        samples = result["rows"][label]
         if not samples:
             continue
-        transfer = _median(samples, "plotly_js_transfer_kb")
         load_rows.append([
             ("floor, " if label.startswith("floor") else "")
-            + ("new context" if "new context" in label else "same context")
-            + (" [has variant]" if "variant" in label else ""),
+            + ("new context" if "new context" in label else "same context"),
             fmt_time(_median(samples, "index_js")),
             fmt_time(_median(samples, "first_ws_msg")),
             fmt_time(_median(samples, "chart_msg")),
             fmt_time(_median(samples, "plotly_js_start")),
             fmt_time(_median(samples, "plotly_js_end")),
-            f"{transfer:.0f} kB" if transfer is not None else "-",
+            _kb(_median(samples, "plotly_js_transfer_kb")),
             fmt_time(_median(samples, "first_plotly_call")),
             fmt_time(_median(samples, "s")),
         ])  # fmt: skip
     if load_rows:
-        print(
+        tables.append((
             "Page load phases (medians, from navigation start): index.js received; first "
-            "websocket message; chart message; plotly.js chunk requested / received "
-            "(transferred: 0 = from the HTTP cache); first Plotly call; chart drawn.\n"
-        )
-        print_table(
+            "websocket message; the largest (chart) message; plotly.js requested / received "
+            "(transferred: 0 = from the HTTP cache; the floor app's plotly.js is Streamlit's "
+            "own chunk, not counted); first Plotly call; chart drawn and shown.",
             ["page load", "index.js", "first ws msg", "chart msg", "plotly.js asked",
              "plotly.js in", "transferred", "Plotly call", "drawn"],
             load_rows,
-        )  # fmt: skip
+        ))  # fmt: skip
+    return tables
+
+
+def print_report(result: dict[str, Any], *, trace: bool = False) -> None:
+    """The targets table, each row's phases, and (``trace``) the CPU breakdown."""
+    for caption, header, rows in report_tables(result):
+        print(f"## {caption}\n" if caption.startswith("Browser") else f"{caption}\n")
+        print_table(header, rows)
     if trace:
         _print_cpu(result)
     for note in result.get("notes", []):
@@ -651,10 +527,6 @@ def print_report(result: dict[str, Any], *, trace: bool = False) -> None:
         f"note: load average (1, 5, 15 min) before {before[0]:.2f} {before[1]:.2f} "
         f"{before[2]:.2f}, after {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}; 2 CPUs"
     )
-
-
-def _press_rows(result: dict[str, Any]) -> list[str]:
-    return [label for label in result["rows"] if label.startswith("key press")]
 
 
 def _print_cpu(result: dict[str, Any]) -> None:
@@ -672,6 +544,17 @@ def _print_cpu(result: dict[str, Any]) -> None:
         print_table(["where", "time"], table)
 
 
+def write_docs(result: dict[str, Any], started: Any, command: str) -> None:
+    """The report's tables into docs/performance.md (benchmarks/report.py), stamped."""
+    from benchmarks.report import stamp, table, write_block
+
+    body = "\n\n".join(
+        f"{caption}\n\n{table(header, rows)}" for caption, header, rows in report_tables(result)
+    )
+    notes = "\n".join(f"- {note}" for note in result.get("notes", []))
+    write_block("browser_timing", f"{body}\n\n{notes}", when=stamp(started), command=command)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=9, help="key presses per row (default 9)")
@@ -680,18 +563,18 @@ def main() -> None:
     parser.add_argument("--trace", action="store_true", help="CPU profile of each key press")
     parser.add_argument("--no-big", action="store_true", help="skip T=1024, d=768")
     parser.add_argument("--floor", action="store_true", help="also load a 4-line app")
-    parser.add_argument(
-        "--experiment", choices=EXPERIMENTS, help="A/B: every other key press with a variant"
-    )
+    parser.add_argument("--docs", action="store_true", help="write docs/performance.md's block")
     args = parser.parse_args()
     reps, loads = (min(args.reps, 5), min(args.loads, 2)) if args.quick else (args.reps, args.loads)
-    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
-    print(f"browser_timing: {started}, {os.cpu_count()} CPUs", file=sys.stderr)
-    result = run(
-        reps=reps, big=not args.no_big, loads=loads, trace=args.trace, experiment=args.experiment,
-        floor=args.floor,
-    )  # fmt: skip
+    from benchmarks.report import start
+
+    started = start()
+    print(f"browser_timing: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}, "
+          f"{os.cpu_count()} CPUs", file=sys.stderr)  # fmt: skip
+    result = run(reps=reps, big=not args.no_big, loads=loads, trace=args.trace, floor=args.floor)
     print_report(result, trace=args.trace)
+    if args.docs:
+        write_docs(result, started, "python benchmarks/browser_timing.py " + " ".join(sys.argv[1:]))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ CHROMIUM_ARGS: Final = (
     "--disable-sync",
     "--no-first-run",
 )
-# Browser-context options of a phone: posviz stacks the panels for a User-Agent with "Mobi".
+# Browser-context options of a phone (its User-Agent, touch). posviz lays the chart out for the
+# width the chart measures, whatever the User-Agent says; the layout tests try both.
 PHONE_CONTEXT: Final = MappingProxyType(
     {
         "user_agent": (

@@ -10,29 +10,12 @@ from typing import Any
 
 import pytest
 
+from devtools.plotly_calls import RECORD_PLOTLY_CALLS
+
 pytestmark = pytest.mark.browser
 
 LOAD_TIMEOUT = 180_000  # ms: the server's first run imports torch (on a busy machine)
 CHART = ".st-key-embeddings .js-plotly-plot"
-# Plotly's functions, counted: the page's own window.Plotly is wrapped as plotly.js sets it.
-COUNT_CALLS = """(() => {
-  window.__calls = [];
-  let plotly;
-  Object.defineProperty(window, 'Plotly', {
-    configurable: true,
-    get() { return plotly; },
-    set(value) {
-      plotly = value;
-      for (const name of ['newPlot', 'react', 'purge']) {
-        const call = value[name];
-        value[name] = function (...args) {
-          window.__calls.push(name);
-          return call.apply(this, args);
-        };
-      }
-    },
-  });
-})();"""
 DIMS = """([selector, dims]) => {
     const gd = document.querySelector(selector);
     return !!gd && !!gd._fullData && gd._fullData.length === 3
@@ -49,7 +32,7 @@ def wait_for_dims(page: Any, dims: int) -> None:
 
 
 def test_one_graph_lives_across_reruns_and_changes_with_react(page: Any, server_url: str) -> None:
-    page.add_init_script(COUNT_CALLS)
+    page.add_init_script(RECORD_PLOTLY_CALLS)
     page.goto(server_url)
     wait_for_dims(page, 64)
     page.evaluate("(s) => { document.querySelector(s).__posvizMark = 'first'; }", CHART)
@@ -61,7 +44,7 @@ def test_one_graph_lives_across_reruns_and_changes_with_react(page: Any, server_
     wait_for_dims(page, 66)
     assert page.evaluate("(s) => document.querySelector(s).__posvizMark", CHART) == "first"
     assert page.locator(CHART).count() == 1, "one graph, not a new one per figure"
-    calls = page.evaluate("() => window.__calls")
+    calls = page.evaluate("() => window.__plotlyCalls.map(c => c.name)")
     assert "newPlot" not in calls and "purge" not in calls, calls
     assert calls.count("react") >= 3, calls
     visibility = page.evaluate("(s) => document.querySelector(s).style.visibility", CHART)
