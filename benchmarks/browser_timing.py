@@ -544,15 +544,21 @@ def _print_cpu(result: dict[str, Any]) -> None:
         print_table(["where", "time"], table)
 
 
-def write_docs(result: dict[str, Any], started: Any, command: str) -> None:
-    """The report's tables into docs/performance.md (benchmarks/report.py), stamped."""
-    from benchmarks.report import stamp, table, write_block
+def write_docs(
+    result: dict[str, Any], started: Any, command: str, path: Path | None = None
+) -> None:
+    """The report's tables into docs/performance.md (or ``path``), stamped, through
+    benchmarks/report.py."""
+    from benchmarks.report import PERFORMANCE, stamp, table, write_block
 
     body = "\n\n".join(
         f"{caption}\n\n{table(header, rows)}" for caption, header, rows in report_tables(result)
     )
     notes = "\n".join(f"- {note}" for note in result.get("notes", []))
-    write_block("browser_timing", f"{body}\n\n{notes}", when=stamp(started), command=command)
+    write_block(
+        "browser_timing", f"{body}\n\n{notes}", when=stamp(started), command=command,
+        path=path or PERFORMANCE,
+    )  # fmt: skip
 
 
 def main() -> None:
