@@ -496,18 +496,18 @@ def lecture_steps(scheme: Scheme, step: int) -> None:
         "◀ Back", key="step_back", on_click=move_step, args=(-1,), disabled=first,
         width="stretch", shortcut="PageUp",
     )  # fmt: skip
-    # Next and the unseen arrow-key buttons side by side: the hidden ones take no row.
-    with forward.container(horizontal=True, gap=None):
-        st.button(
-            "Next ▶", key="step_next", type="primary", on_click=move_step, args=(1,),
-            disabled=last, width="stretch", shortcut="PageDown",
-        )  # fmt: skip
-        with st.container(key="step_keys", width="content"):
+    forward.button(
+        "Next ▶", key="step_next", type="primary", on_click=move_step, args=(1,),
+        disabled=last, width="stretch", shortcut="PageDown",
+    )  # fmt: skip
+    # The title and the unseen arrow-key buttons side by side: the hidden ones take no row.
+    with middle.container(horizontal=True, gap=None, vertical_alignment="center"):
+        st.header(title)
+        with st.container(key="step_keys", width=1):  # display: none (PAGE_STYLE)
             st.button("←", key="step_back_arrow", on_click=move_step, args=(-1,),
                       disabled=first, shortcut="Left")  # fmt: skip
             st.button("→", key="step_next_arrow", on_click=move_step, args=(1,),
                       disabled=last, shortcut="Right")  # fmt: skip
-    middle.header(title)
     st.markdown(caption)
 
 
