@@ -463,15 +463,16 @@ def token_chips(view: View, *, lecture: bool) -> None:
         st.markdown(f"**Skipped:** the stride jumps over {batch.skipped} token(s) between windows.")
 
 
-def shapes_line(settings: Settings, batch: Batch, *, lecture: bool) -> None:
+def shapes_line(settings: Settings, batch: Batch, *, compact: bool) -> None:
     """The tensor shapes of section 2.8 for this text, worded for the scheme: large numbers,
-    each as wide as it needs (never cut), wrapping onto a second row on narrow screens. In
-    lecture mode one line of text, to leave the window's height to the chart."""
+    each as wide as it needs (never cut), wrapping onto a second row on narrow screens.
+    ``compact`` (lecture mode, a phone): one line of text, to leave the window's height to the
+    chart and keep the lesson sentence on the first screen."""
     labels = shape_labels(
         settings.scheme, (batch.num_windows, batch.window_length), settings.emb_dim,
         settings.context_length,
     )  # fmt: skip
-    if lecture:
+    if compact:
         st.markdown("  ".join(f"{s.label.rsplit(' [', 1)[0]} **{s.value}**" for s in labels))
         return
     with st.container(horizontal=True, gap="medium", key="shapes"):
@@ -532,9 +533,7 @@ def ask_or_answer(slide: Slide, question: str, answer: Callable[[], str]) -> Non
     if slide.revealed:
         keyed_markdown(f"**Answer:** {answer()}", "lecture_answer")
     else:
-        keyed_markdown(
-            f"**Your guess?** {question} *Next ▶ reveals the answer.*", "lecture_question"
-        )
+        keyed_markdown(f"**Your guess?** {question}", "lecture_question")
 
 
 @once_link_read
@@ -722,7 +721,8 @@ def stage_embeddings(view: View, slide: Slide, tables: TablesFor) -> None:
     facts = repeat_facts(embeddings)
     answer = token_answer if slide.step.panels == 1 else input_answer
     ask_or_answer(slide, question_text(slide, view.settings.scheme, facts), lambda: answer(facts))
-    shapes_line(view.settings, view.batch, lecture=True)
+    if not (slide.step.question and slide.revealed):  # an answer leaves its height to the rows
+        shapes_line(view.settings, view.batch, compact=True)
     figure = embeddings_figure(
         embeddings, lecture=True, panels=slide.panels, stacked=on_phone(), outlines=slide.outlines
     )
@@ -800,7 +800,7 @@ def window_views(view: View, tables: TablesFor) -> None:
     if embeddings is None:
         return
     token_chips(view, lecture=False)
-    shapes_line(settings, view.batch, lecture=False)
+    shapes_line(settings, view.batch, compact=on_phone())
     tabs = st.tabs(
         ["Embeddings", "Similarity", WORD_ORDER, "Show the code", "Download"],
         key="view",

@@ -321,7 +321,7 @@ def test_lecture_answers_quote_the_numbers(
     assert float((token[rose].max(dim=0).values - token[rose].min(dim=0).values).max()) == 0.0
     at = ok(app_test({"lecture": "1", "step": "4", "scheme": scheme}))
     answer = next(str(m.value) for m in at.markdown if "**Answer:**" in str(m.value))
-    assert "rows of “␣rose” at 1, 4 and 7 are identical (largest difference 0.0)" in answer
+    assert "“␣rose” at 1, 4 and 7: identical (largest difference 0.0)" in answer
     at = ok(app_test({"lecture": "1", "step": "6", "scheme": scheme}))
     question = next(str(m.value) for m in at.markdown if "**Your guess?**" in str(m.value))
     assert "“␣rose” at 1, 4 and 7 still equal?" in question
@@ -330,7 +330,7 @@ def test_lecture_answers_quote_the_numbers(
     if scheme == "none":
         assert difference == 0.0 and "still identical (largest difference 0.0)" in answer
     else:
-        assert f"differ now (largest difference {difference:.2f})" in answer
+        assert f"now differs (largest difference {difference:.2f})" in answer
 
 
 @pytest.mark.parametrize("flag", ["1", "true", "on"])

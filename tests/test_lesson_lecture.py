@@ -90,7 +90,7 @@ def test_questions_name_the_repeated_token(tables: SeededEmbeddings) -> None:
         "'␣rose' stands at positions 1, 4 and 7. Are its token rows equal?"
     )
     assert question_text(SLIDES[5], "none", facts) == (
-        "Nothing is added. Are the rows of “␣rose” at 1, 4 and 7 still equal?"
+        "Nothing is added: are the rows of “␣rose” at 1, 4 and 7 still equal?"
     )
     assert question_text(SLIDES[4], "none", facts) == ""  # no question on the position step
     lonely = repeat_facts(embed_window(tables, encode("Every effort"), context_length=4))
@@ -107,17 +107,17 @@ def test_answers_state_the_numbers(tables: SeededEmbeddings, scheme: Scheme) -> 
     rose = repeated_groups(ids)[encode(" rose")[0]]
     facts = repeat_facts(window)
     assert largest_row_difference(token[rose]) == 0.0
-    assert token_answer(facts, markdown=False).startswith(
-        "Yes: the same ID selects the same row, so the rows of '␣rose' at 1, 4 and 7 are "
-        "identical (largest difference 0.0)."
+    assert token_answer(facts, markdown=False) == (
+        "Yes: one ID, one row. '␣rose' at 1, 4 and 7: identical (largest difference 0.0)."
     )
     difference = largest_row_difference(inputs[rose])
     answer = input_answer(facts, markdown=False)
     if scheme == "none":
-        assert difference == 0.0 and answer.startswith("Yes: the input rows") and "bag" in answer
+        assert difference == 0.0
+        assert answer.startswith("Yes: '␣rose' at 1, 4 and 7 still identical (largest difference")
+        assert "bag of tokens" in answer
     else:
-        rows = "rotated rows" if scheme == "rope" else "input rows"
-        assert answer.startswith(f"No: the {rows} of '␣rose' at 1, 4 and 7 differ now")
+        assert answer.startswith("No: '␣rose' at 1, 4 and 7 now differs")
         assert f"(largest difference {difference:.2f})" in answer
     similarity = similarity_answer(similarity_facts(window), markdown=False)
     assert "exactly the 5 pairs of one token, such as '␣rose' (1, 4), (1, 7) and (4, 7)" in (
@@ -131,7 +131,12 @@ def test_answers_state_the_numbers(tables: SeededEmbeddings, scheme: Scheme) -> 
     if scheme == "none":
         assert "still read 1.0" in similarity
     else:
-        assert f"read {min(values):.2f} to {max(values):.2f}" in similarity
+        low, high = f"{min(values):.2f}", f"{max(values):.2f}"
+        assert (
+            f"read {low} to {high}." in similarity
+            if low != high
+            else f"read {low}." in (similarity)
+        )
 
 
 def test_the_word_order_answer_quotes_the_comparison(tables: SeededEmbeddings) -> None:

@@ -122,50 +122,44 @@ STEPS: Final = (
     ),
     Step(
         "Positional embeddings",
-        "A second table, nn.Embedding(context_length, d), holds one vector per position, "
-        "counting from 0. Row p is the same whatever token stands at p.",
+        "A second table, nn.Embedding(context_length, d): one row per position, from 0.",
         view="embeddings",
         panels=2,
         by_scheme={
             "sinusoidal": (
                 "Positional encoding (sin/cos)",
-                "A fixed table of sine and cosine waves holds one vector per position, "
-                "counting from 0: nothing to learn. Row p is the same whatever token stands "
-                "at p.",
+                "A fixed table of sine and cosine waves, one row per position from 0: nothing "
+                "to learn.",
             ),
             "none": (
                 "No positional signal",
-                "Without a positional scheme nothing is added: every position contributes a "
-                "row of zeros.",
+                "Without a positional scheme nothing is added: every position gives zeros.",
             ),
             "rope": (
                 "RoPE: an angle per position",
-                "RoPE adds no vectors: it rotates each pair of dimensions by an angle that "
-                "grows with the position. The panel shows cos(position × θᵢ).",
+                "RoPE adds nothing: it turns each pair of dimensions by position × θᵢ "
+                "(the panel: cos).",
             ),
         },
     ),
     Step(
         "Input embeddings = token + position",
-        "Adding the two gives the input embeddings, what the first transformer block receives. "
-        "(In training GPT-2 also applies dropout after this sum; posviz does not show it.)",
+        "Their sum is the input embeddings (in training GPT-2 then applies dropout).",
         view="embeddings",
         panels=3,
         question=Question(
-            "Add each row's position vector. Are the rows of {token} at {positions} still equal?",
-            "Add each row's position vector: could two occurrences of one token still be equal?",
+            "After adding, are the rows of {token} at {positions} still equal?",
+            "After adding, could two occurrences of one token still be equal?",
             panels=2,
             by_scheme={
-                "none": "Nothing is added. Are the rows of {token} at {positions} still equal?",
-                "rope": "Rotate each row by its position. Are the rows of {token} at "
-                "{positions} still equal?",
+                "none": "Nothing is added: are the rows of {token} at {positions} still equal?",
+                "rope": "After rotating, are the rows of {token} at {positions} still equal?",
             },
         ),
         by_scheme={
             "sinusoidal": (
                 "Input embeddings = token + position",
-                "Adding the sin/cos table gives the input embeddings, what the first "
-                "transformer block receives.",
+                "Their sum is the input embeddings, what the first transformer block receives.",
             ),
             "none": (
                 "Input embeddings = token embeddings",
@@ -173,8 +167,7 @@ STEPS: Final = (
             ),
             "rope": (
                 "Rotated token vectors",
-                "Each token vector rotated by its position. (Real models such as Llama rotate "
-                "queries and keys inside attention.)",
+                "Each token row turned by its position (Llama turns queries and keys instead).",
             ),
         },
     ),
@@ -189,7 +182,7 @@ STEPS: Final = (
     ),
     Step(
         "Word order",
-        "Self-attention (the book's chapter 3) on two texts with the same tokens in another order.",
+        "Self-attention (chapter 3) on two texts: the same tokens in another order.",
         view="word_order",
         question=Question(
             "Without positions, can self-attention tell the two texts apart?",
@@ -244,11 +237,8 @@ def token_answer(facts: RepeatFacts, *, markdown: bool = True) -> str:
         return "No token repeats in this window: each row belongs to another token."
     token, where = _named(main, markdown)
     if main.token_difference == 0.0:
-        return (
-            f"Yes: the same ID selects the same row, so the rows of {token} at {where} are "
-            "identical (largest difference 0.0)."
-        )
-    return f"No: the rows of {token} at {where} differ by up to {number(main.token_difference)}."
+        return f"Yes: one ID, one row. {token} at {where}: identical (largest difference 0.0)."
+    return f"No: {token} at {where} differs by up to {number(main.token_difference)}."
 
 
 def input_answer(facts: RepeatFacts, *, markdown: bool = True) -> str:
@@ -257,16 +247,14 @@ def input_answer(facts: RepeatFacts, *, markdown: bool = True) -> str:
     if main is None:
         return "No token repeats in this window: nothing to tell apart."
     token, where = _named(main, markdown)
-    rows = "rotated rows" if facts.scheme == "rope" else "input rows"
     if main.input_difference == 0.0:
         return (
-            f"Yes: the {rows} of {token} at {where} are still identical (largest difference "
-            "0.0). Attention cannot tell the occurrences apart: to it the text is a bag of "
-            "tokens."
+            f"Yes: {token} at {where} still identical (largest difference 0.0): to attention "
+            "the text is a bag of tokens."
         )
     return (
-        f"No: the {rows} of {token} at {where} differ now (largest difference "
-        f"{number(main.input_difference)}), so attention can tell the occurrences apart."
+        f"No: {token} at {where} now differs (largest difference "
+        f"{number(main.input_difference)}): attention can tell them apart."
     )
 
 
@@ -290,7 +278,8 @@ def similarity_answer(facts: SimilarityFacts, *, markdown: bool = True) -> str:
     low, high = main.input
     if low >= READS_ONE:
         return f"{head} In the input panel they still read 1.0: nothing tells them apart."
-    return f"{head} In the input panel they read {low:.2f} to {high:.2f}."
+    read = f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
+    return f"{head} In the input panel they read {read}."
 
 
 def word_order_answer(comparison: OrderComparison) -> str:
