@@ -750,6 +750,9 @@ def stage_word_order(view: View, slide: Slide, tables: TablesFor) -> None:
     """Lecture mode: the word-order comparison. The page's second text if it has one, else
     the example pair; before the reveal the two texts, after it the figure and the numbers."""
     settings = view.settings
+    question = question_text(slide, settings.scheme, repeat_facts(view.embeddings)) if (
+        view.embeddings is not None
+    ) else ""  # fmt: skip
     if not settings.compare_text.strip():
         example = replace(settings, text=DEFAULT_TEXT, compare_text=DEFAULT_COMPARE_TEXT, window=0)
         view = build_view(example, tables=tables)
@@ -757,13 +760,7 @@ def stage_word_order(view: View, slide: Slide, tables: TablesFor) -> None:
     first = readable(view.settings.text[:200])
     second = readable(view.settings.compare_text[:200])
     keyed_markdown(f"### *{for_markdown(first)}*  ·  *{for_markdown(second)}*", "word_order_texts")
-    ask_or_answer(
-        slide,
-        question_text(slide, settings.scheme, repeat_facts(view.embeddings))
-        if view.embeddings is not None
-        else "",
-        lambda: word_order_answer(comparison),
-    )
+    ask_or_answer(slide, question, lambda: word_order_answer(comparison))
     if not slide.revealed:
         return
     message = status_message(comparison)

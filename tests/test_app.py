@@ -123,8 +123,8 @@ def test_tick_labels_are_position_and_visible_token(app_test: AppFactory) -> Non
     repeated = {p for group in repeated_groups(ids).values() for p in group}
     spec = chart(at)
     for trace in spec["data"]:
-        assert [y.split(" (same token as ")[0] for y in trace["y"]] == expected
-        assert [" (same token as " in y for y in trace["y"]] == [
+        assert [y.split(" (same token vector as ")[0] for y in trace["y"]] == expected
+        assert [" (same token vector as " in y for y in trace["y"]] == [
             row in repeated for row in range(len(ids))
         ], "a repeated row's hover names its twins"
     ticks = spec["layout"]["yaxis"]["ticktext"]
@@ -291,7 +291,7 @@ def test_html_and_markdown_in_text_show_literally(app_test: AppFactory) -> None:
     assert [tid for _, _, tid in shown] == ids
     literal = "".join(unescape_markdown(text) for _, text, _ in shown)
     assert literal.replace("␣", " ") == HOSTILE
-    labels = [label.split(" (same token as ")[0] for label in chart(at)["data"][0]["y"]]
+    labels = [label.split(" (same token vector as ")[0] for label in chart(at)["data"][0]["y"]]
     assert "<" not in "".join(labels)
     assert [html.unescape(label) for label in labels] == [
         f"{i} · {t}" for i, t in enumerate(visible_tokens(ids))

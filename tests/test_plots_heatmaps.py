@@ -141,7 +141,7 @@ def test_rows_are_position_dot_token_and_repeated_tokens_stay_apart() -> None:
         2: "row 5", 5: "row 2", 3: "row 6", 6: "row 3",
     }  # fmt: skip
     expected = [
-        f"{label} (same token as {twins[row]})" if row in twins else label
+        f"{label} (same token vector as {twins[row]})" if row in twins else label
         for row, label in enumerate(labels)
     ]
     for trace in figure.data:

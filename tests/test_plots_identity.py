@@ -113,8 +113,8 @@ def test_a_question_step_labels_the_rows_without_outlining_them(tables: SeededEm
 def test_hover_names_the_twins(tables: SeededEmbeddings) -> None:
     shown = window(tables, ROSE)
     y = list(embeddings_figure(shown).data[2].y)
-    assert y[1] == "1 · ␣rose (same token as rows 4 and 7)"
-    assert y[5] == "5 · ␣is (same token as row 2)"
+    assert y[1] == "1 · ␣rose (same token vector as rows 4 and 7)"
+    assert y[5] == "5 · ␣is (same token vector as row 2)"
     assert y[0] == "0 · A" and y[8] == "8 · ."
 
 

@@ -145,8 +145,10 @@ def test_figure_layout_follows_the_embeddings_figure(tables: SeededEmbeddings) -
     assert layout.font.size == 22
     for index, trace in enumerate(figure.data):
         assert list(trace.x) == expected_labels
-        assert [label.split(" (same token as")[0] for label in trace.y] == expected_labels
-        assert trace.y[1] == "1 · ␣rose (same token as rows 4 and 7)"  # hover names the twins
+        assert [label.split(" (same token vector as")[0] for label in trace.y] == expected_labels
+        assert (
+            trace.y[1] == "1 · ␣rose (same token vector as rows 4 and 7)"
+        )  # hover names the twins
         assert trace.coloraxis == "coloraxis"
         assert trace.yaxis == "y"
         assert trace.xaxis == ("x" if index == 0 else f"x{index + 1}")

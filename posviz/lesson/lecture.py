@@ -47,14 +47,13 @@ class Question:
 
 @dataclass(frozen=True)
 class Step:
-    """One step of lecture mode: the view it shows, its title and narration, how much of the
-    view (heatmap panels, token ids), and an optional question asked before the reveal."""
+    """One step of lecture mode: the view it shows, its title and narration, how many heatmap
+    panels (embeddings), and an optional question asked before the reveal."""
 
     title: str
     caption: str
     view: str  # "text", "tokens", "embeddings", "similarity", "word_order", ...
     panels: int = 0  # heatmap panels shown (embeddings): 0 to 3 (token | position | input)
-    show_ids: bool = False  # token chips with their ids
     question: Question | None = None
     by_scheme: Mapping[Scheme, tuple[str, str]] = field(default_factory=dict)  # title, caption
 
@@ -106,9 +105,8 @@ STEPS: Final = (
     Step(
         "Token IDs",
         "GPT-2's byte-pair tokenizer cuts the text into tokens and gives each one of "
-        "50,257 IDs. A word that repeats gets the same ID each time.",
+        "50,257 IDs. The same token gets the same ID each time: ×N says how often.",
         view="tokens",
-        show_ids=True,
     ),
     Step(
         "Token embeddings",

@@ -186,6 +186,10 @@ def count(amount: int, noun: str) -> str:
     return f"{amount} {noun}" if amount == 1 else f"{amount} {noun}s"
 
 
+def _read(amount: int) -> str:
+    return "reads" if amount == 1 else "read"
+
+
 def _pairs(repeat: RepeatSimilarity) -> str:
     return listing([f"({p}, {q})" for p, q in repeat.pairs])
 
@@ -205,7 +209,8 @@ def similarity_sentence(facts: SimilarityFacts, *, stacked: bool, markdown: bool
         ones = (
             "no cell off the diagonal reads 1.000"
             if facts.token_ones == 0
-            else f"{count(facts.token_ones, 'pair')} off the diagonal read 1.000 anyway"
+            else f"{count(facts.token_ones, 'pair')} off the diagonal {_read(facts.token_ones)} "
+            "1.000 anyway"
         )
         return (
             f"No token occurs twice in the {facts.shown} positions shown, and {ones} in the "
@@ -214,13 +219,14 @@ def similarity_sentence(facts: SimilarityFacts, *, stacked: bool, markdown: bool
     if facts.token_ones == facts.token_ones_repeated == facts.repeated_pairs:
         token = (
             f"Besides the diagonal (each row with itself), {count(facts.repeated_pairs, 'pair')} "
-            f"of positions read 1.000 in the token panel ({left}): exactly the pairs that hold "
-            "the same token"
+            f"of positions {_read(facts.repeated_pairs)} 1.000 in the token panel ({left}): "
+            "exactly the pairs that hold the same token"
         )
     else:
         token = (
-            f"Besides the diagonal, {count(facts.token_ones, 'pair')} of positions read 1.000 "
-            f"in the token panel ({left}); {facts.token_ones_repeated} of the "
+            f"Besides the diagonal, {count(facts.token_ones, 'pair')} of positions "
+            f"{_read(facts.token_ones)} 1.000 in the token panel ({left}); "
+            f"{facts.token_ones_repeated} of the "
             f"{count(facts.repeated_pairs, 'pair')} that hold the same token are among them"
         )
     named = f"{quoted(main.token_text, markdown=markdown)} {_pairs(main)}"

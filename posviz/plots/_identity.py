@@ -6,7 +6,7 @@ input panel: a solid outline where the rows are identical (largest difference 0.
 one where they differ, so the line says it too, not only the colour. In the similarity figure
 the cells of each pair of occurrences are outlined in the token and input panels. The rows'
 tick labels are always shown, bold in the token's colour, and their hover names the twins
-("same token as rows 4 and 7").
+("same token vector as rows 4 and 7").
 
 Every outline is a Plotly shape placed in the axes' own coordinates (``x domain`` across a
 panel, a row's category index ± 0.5 down it), so the outlines stay on their rows whatever height
@@ -21,7 +21,7 @@ room to label (:func:`posviz.plots._layout.max_labels`); the rest are left out, 
 >>> marks.groups, marks.left_out
 (((1, 3, 5), (2, 4)), 0)
 >>> marks.row_marks().notes[1]
-'same token as rows 3 and 5'
+'same token vector as rows 3 and 5'
 """
 
 from __future__ import annotations
@@ -70,10 +70,10 @@ def _twins(position: int, positions: Sequence[int]) -> str:
     others = [str(p) for p in positions if p != position]
     if len(others) > _NAMED_TWINS:
         shown = ", ".join(others[:_NAMED_TWINS])
-        return f"same token as rows {shown} and {len(others) - _NAMED_TWINS} more"
+        return f"same token vector as rows {shown} and {len(others) - _NAMED_TWINS} more"
     if len(others) == 1:
-        return f"same token as row {others[0]}"
-    return f"same token as rows {', '.join(others[:-1])} and {others[-1]}"
+        return f"same token vector as row {others[0]}"
+    return f"same token vector as rows {', '.join(others[:-1])} and {others[-1]}"
 
 
 def identity(token_ids: Sequence[int], *, max_rows: int) -> Identity:
