@@ -65,9 +65,12 @@ _USUAL: Final = {
     ),
     False: (
         "A random table, as before training, usually makes neighbouring positions no more "
-        "alike than positions far apart. Switch the weights to GPT-2 124M to see what training "
-        "makes of this table."
+        "alike than positions far apart."
     ),
+}
+_AFTER: Final = {
+    True: "",
+    False: " Switch the weights to GPT-2 124M to see what training makes of this table.",
 }
 
 
@@ -96,4 +99,4 @@ def pattern_sentence(summary: NeighbourSimilarity, *, trained: bool) -> str:
         found = f"These numbers show it: {verdict[pattern]}."
     else:
         found = f"These numbers do not show it: {verdict[pattern]}."
-    return f"{_USUAL[trained]} {found}"
+    return f"{_USUAL[trained]} {found}{_AFTER[trained]}"
