@@ -145,20 +145,26 @@ class Chart {
     this.settle();
   }
 
-  // Report the size if the figure was laid out for another, and draw the newest figure: the
-  // first one waits for a figure laid out for the size just reported (no visible jump), later
-  // ones show the new data at once and their size follows.
+  // Report the size if the figure was laid out for another, and draw the newest figure. The
+  // first one, and one that fills the window but was laid out for another room (lecture mode's
+  // next slide has more text above the chart), wait for a figure laid out for the size just
+  // reported: no visible jump, nothing past the window. Others show the new data at once and
+  // their size follows. data-fits on the graph says whether what it shows fits.
   settle() {
     const payload = this.payload;
     const measured = payload && measure(this.parent);
     if (!measured) return; // not shown: the ResizeObserver calls again when it is
     const ready = fits(measured, payload.canvas, payload.fill);
     if (!ready) this.report(measured);
-    if (payload === this.drawing) return;
-    if (ready || this.drawn) {
-      this.draw(payload);
+    if (payload === this.drawing) {
+      this.graph.dataset.fits = String(ready);
+      return;
+    }
+    if (ready || (this.drawn && !payload.fill)) {
+      this.draw(payload, ready);
     } else if (!this.waitTimer) {
-      this.waitTimer = setTimeout(() => this.draw(this.payload), FIRST_DRAW_WAIT_MS);
+      this.graph.dataset.fits = "false";
+      this.waitTimer = setTimeout(() => this.draw(this.payload, false), FIRST_DRAW_WAIT_MS);
     }
   }
 
@@ -181,7 +187,7 @@ class Chart {
     }, this.drawn ? RESIZE_DEBOUNCE_MS : 0);
   }
 
-  draw(payload) {
+  draw(payload, ready) {
     clearTimeout(this.waitTimer);
     this.waitTimer = 0;
     this.drawing = payload;
@@ -198,6 +204,7 @@ class Chart {
         this.graph.style.height = `${layout.height}px`;
         applyTheme(layout, this.parent);
         Plotly.react(this.graph, data, layout, payload.config);
+        this.graph.dataset.fits = String(ready);
         this.drawn = true;
       })
       .catch((error) => this.fail(error));

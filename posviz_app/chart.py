@@ -90,8 +90,9 @@ CHART_JS: Final = resources.files("posviz_app").joinpath("chart.js").read_text(e
 PLOTLY_JS_VERSION: Final = plotly.offline.get_plotlyjs_version()
 PLOTLY_DIR: Final = str(resources.files("plotly").joinpath("package_data"))
 MIN_REPORTED_WIDTH: Final = 200  # px: a 320-px phone's page is wider
-_CANVASES: Final = "_posviz_canvases"  # session state: chart key -> its last reported Canvas
-_ANY: Final = ""  # ... and under this key, the last canvas any chart reported
+# Session state: the last Canvas reported by chart key, by "key@place", and under "" by any.
+_CANVASES: Final = "_posviz_canvases"
+_ANY: Final = ""
 # plotly.py's typed arrays (_plotly_utils.utils): the dtypes plotly.js reads, keys it skips.
 _DTYPES: Final = {
     "int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2",
@@ -103,27 +104,30 @@ COMPONENT_NAME: Final = "posviz_chart"
 _component = st.components.v2.component(COMPONENT_NAME, js=CHART_JS, isolate_styles=False)
 
 
-def show_chart(figure: FigureSource, *, key: str, fill: bool = False) -> None:
+def show_chart(figure: FigureSource, *, key: str, fill: bool = False, place: str = "") -> None:
     """Draw ``figure`` in the chart ``key`` (one Plotly graph for the key's whole life).
 
     ``figure``: a figure, or a function from the chart's :func:`chart_canvas` to one (so it
     is laid out for the room it has). ``fill``: the figure's height follows the window's
-    (lecture mode), so a change of the window's height lays it out again.
+    (lecture mode), so a change of the window's height lays it out again. ``place``: where on
+    the page the chart stands, when that changes the room it has (lecture mode's slides put
+    more or less text above it): the room is remembered for each place.
     """
-    canvas = chart_canvas(key)
+    canvas = chart_canvas(key, place=place)
     built = figure(canvas) if callable(figure) else figure
     _component(
         key=key,
         data=chart_payload(built, canvas=canvas, fill=fill, plotly_path=_plotly_path()),
-        on_size_change=partial(_remember_canvas, key),
+        on_size_change=partial(_remember_canvas, key, place),
     )
 
 
-def chart_canvas(key: str) -> Canvas:
-    """The room chart ``key`` had when the browser last said (any chart's, if this one has
-    not said yet: they share the page's width), or ``Canvas()`` before any did."""
+def chart_canvas(key: str, *, place: str = "") -> Canvas:
+    """The room chart ``key`` had at ``place`` when the browser last said; else its room
+    anywhere, else any chart's (they share the page's width); ``Canvas()`` before any said."""
     canvases: dict[str, Canvas] = st.session_state.get(_CANVASES, {})
-    return canvases.get(key) or canvases.get(_ANY) or UNKNOWN
+    found = canvases.get(f"{key}@{place}") or canvases.get(key) or canvases.get(_ANY)
+    return found or UNKNOWN
 
 
 def canvas_from_report(value: object) -> Canvas | None:
@@ -152,14 +156,14 @@ def canvas_from_report(value: object) -> Canvas | None:
     return canvas if (canvas.width or 0) >= MIN_REPORTED_WIDTH else None
 
 
-def _remember_canvas(key: str) -> None:
+def _remember_canvas(key: str, place: str) -> None:
     """``on_size_change``: keep the reported size (the component's own state goes when the
     chart is not drawn in a run, for example in a closed tab)."""
     state = st.session_state.get(key)
     canvas = canvas_from_report(state.get("size") if isinstance(state, dict) else None)
     if canvas is not None:
         canvases = st.session_state.setdefault(_CANVASES, {})
-        canvases[key] = canvases[_ANY] = canvas
+        canvases[f"{key}@{place}"] = canvases[key] = canvases[_ANY] = canvas
 
 
 def _plotly_path() -> str:

@@ -3,15 +3,16 @@ Playwright, against `streamlit run app.py` on 127.0.0.1 (see conftest.py). The c
 posviz's component (posviz_app/chart.py): it reports its size and is laid out for it. Waits
 are for selectors and page conditions, never for time; nothing is timed.
 
-* Lecture mode fits one projector screen at 1920x1080, 1280x800 and 1280x720: at every step
-  the step's title, text, Back/Next and the whole chart are inside the window with the page
-  unscrolled; at 1280x720 the 16-token sentence has every row labelled.
+* Lecture mode fits one projector screen at 1920x1080, 1280x800 and 1280x720: at every slide
+  (11, the similarity and word-order steps and each question's reveal included) the title,
+  text, Back/Next and the whole chart are inside the window with the page unscrolled; at
+  1280x720 the 16-token sentence has every row labelled on each embeddings slide.
 * No two text boxes of a chart (panel titles, tick labels, axis titles, colour-bar texts)
   intersect and none leaves the chart, at 1920x1080, 1280x800, 1280x720, 1024x768, 600x900
   and 390x844 (a phone's User-Agent and a desktop's).
 * Below a width the panels are stacked, decided by the measured width, not the User-Agent:
   600x900 (each panel at least 400 px wide) and 390x844 with either User-Agent alike; the
-  stacked colour bar has at least three ticks; every tab shows.
+  stacked colour bar has at least three ticks; every tab shows; the Word-order figure stacks.
 * At T = 1024 the chart starts within 1,600 px of the top of the page.
 * ``?step=N`` links and the clicker keys (PageDown / PageUp, → / ←) move through the steps.
 * The shape labels say what the scheme adds, and choosing another scheme keeps the example.
@@ -35,7 +36,16 @@ LOAD_TIMEOUT = 180_000  # ms: the server's first run imports torch (on a busy ma
 CHART = ".st-key-embeddings .js-plotly-plot"
 SIMILARITY = ".st-key-similarity .js-plotly-plot"
 COMPARE = ".st-key-compare .js-plotly-plot"
-STEP_TITLES = ("1. Text", "2. Token IDs", "3. Token embeddings", "4. Positional", "5. Input")
+STEP_TITLES = (
+    "1. Text", "2. Token IDs", "3. Token embeddings", "4. Token embeddings", "5. Positional",
+    "6. Input", "7. Input", "8. Similarity", "9. Similarity", "10. Word order", "11. Word order",
+)  # fmt: skip
+# The chart each lecture slide draws, and its heatmap layers (None: no chart).
+STEP_CHARTS = (
+    (None, 0), (None, 0), (".st-key-embeddings", 1), (".st-key-embeddings", 1),
+    (".st-key-embeddings", 2), (".st-key-embeddings", 2), (".st-key-embeddings", 3),
+    (".st-key-similarity", 3), (".st-key-similarity", 3), (None, 0), (".st-key-compare", 8),
+)  # fmt: skip
 
 # True once the chart has `shown` heatmaps drawn for the size it has on the page (Plotly
 # redraws a chart whose container changed size a moment later) and Streamlit has finished.
@@ -43,7 +53,8 @@ DRAWN = """([selector, shown]) => {
     const gd = document.querySelector(selector);
     if (!gd || !gd._fullLayout || gd.querySelectorAll('g.hm').length !== shown) return false;
     const box = gd.getBoundingClientRect();
-    return Math.abs(gd._fullLayout.width - box.width) < 1
+    return gd.dataset.fits !== 'false'  // the component: drawn for the room it has
+        && Math.abs(gd._fullLayout.width - box.width) < 1
         && Math.abs(gd._fullLayout.height - box.height) < 1
         && !document.querySelector('[data-stale="true"]')
         && !document.querySelector('[data-testid="stStatusWidget"]');
@@ -122,11 +133,12 @@ IDLE = """() => !!document.querySelector('.st-key-step_back button')
 
 
 def wait_step(page: Any, number: int) -> None:
-    """Until step ``number`` (1-5) is on the page and, from step 3, its panels are drawn."""
+    """Until slide ``number`` (1-11) is on the page and its chart, if any, is drawn."""
     page.get_by_role("heading", name=STEP_TITLES[number - 1]).wait_for(timeout=LOAD_TIMEOUT)
     page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT)
-    if number >= 3:
-        wait_drawn(page, number - 2)
+    chart, layers = STEP_CHARTS[number - 1]
+    if chart is not None:
+        wait_drawn(page, layers, f"{chart} .js-plotly-plot")
 
 
 def assert_no_collisions(page: Any, selector: str = CHART) -> None:
@@ -152,16 +164,17 @@ def test_every_lecture_step_fits_one_screen(
     wait_step(page, 1)
     sidebar = page.evaluate(BOX, '[data-testid="stSidebar"]')
     assert sidebar is None or sidebar[3] <= 1, f"the sidebar starts collapsed: {sidebar}"
-    for number in range(1, 6):
+    for number in range(1, len(STEP_TITLES) + 1):
         if number > 1:
             page.locator(".st-key-step_next button").click()
             wait_step(page, number)
-        assert_fits(page, width, height, chart=number >= 3)
+        assert_fits(page, width, height, STEP_CHARTS[number - 1][0])
     assert page.console_errors == []
 
 
-def assert_fits(page: Any, width: int, height: int, *, chart: bool) -> None:
-    """The lecture stage inside the window, unscrolled; its chart's texts apart and inside."""
+def assert_fits(page: Any, width: int, height: int, chart: str | None) -> None:
+    """The lecture stage inside the window, unscrolled; its chart's texts apart and inside,
+    the axis titles too."""
     assert page.evaluate(SCROLL) == [0, 0]
     for selector in (
         ".st-key-step_back button",
@@ -170,13 +183,14 @@ def assert_fits(page: Any, width: int, height: int, *, chart: bool) -> None:
         ".st-key-lecture_stage [data-testid='stMarkdownContainer']",
     ):
         assert_in_window(page, selector, width, height)
-    if chart:
-        assert_in_window(page, CHART, width, height)
-        assert_in_window(page, f"{CHART} .main-svg", width, height)
-        for title in page.locator(f"{CHART} .g-xtitle, {CHART} .g-ytitle").all():
+    if chart is not None:
+        plot = f"{chart} .js-plotly-plot"
+        assert_in_window(page, plot, width, height)
+        assert_in_window(page, f"{plot} .main-svg", width, height)
+        for title in page.locator(f"{plot} .g-xtitle, {plot} .g-ytitle").all():
             box = title.bounding_box()
             assert box["y"] >= 0 and box["y"] + box["height"] <= height, "axis title cut"
-        assert_no_collisions(page)
+        assert_no_collisions(page, plot)
     main = page.locator('[data-testid="stMain"]')
     assert main.evaluate("(m) => m.scrollHeight <= m.clientHeight + 1"), "nothing to scroll"
 
@@ -192,13 +206,17 @@ def test_a_1280x720_projector_labels_every_row_of_a_16_token_sentence(
 ) -> None:
     page = sized(1280, 720)
     page.goto(f"{server_url}/?{urlencode({'lecture': 1, 'step': 3, 'text': LECTURE_TEXT})}")
-    for number in (3, 4, 5):
-        if number > 3:
+    embeddings_slides = [
+        n for n, (chart, _) in enumerate(STEP_CHARTS, 1) if chart == ".st-key-embeddings"
+    ]
+    for number in embeddings_slides:
+        if number > embeddings_slides[0]:
             page.locator(".st-key-step_next button").click()
         wait_step(page, number)
         labels = page.evaluate(ROW_LABELS, CHART)
-        assert [label.split(" · ")[0] for label in labels] == [str(i) for i in range(16)], labels
-        assert_fits(page, 1280, 720, chart=True)
+        rows = [label.split(" · ")[0] for label in labels]
+        assert rows == [str(i) for i in range(16)], labels
+        assert_fits(page, 1280, 720, ".st-key-embeddings")
     assert page.console_errors == []
 
 
@@ -241,7 +259,7 @@ def test_chart_texts_never_collide(
     page = sized(width, height)
     # RoPE has the most texts (a second colour bar); in lecture mode the book's scheme (RoPE's
     # bar under its panel leaves too little height at 1280 x 800: see the README).
-    page.goto(f"{server_url}/" + ("?lecture=1&step=5" if lecture else "?scheme=rope"))
+    page.goto(f"{server_url}/" + ("?lecture=1&step=7" if lecture else "?scheme=rope"))
     wait_drawn(page)
     assert_no_collisions(page)
     if width >= 1600:  # large screens: the chart's type grows with the page's (17 px and up)
@@ -339,10 +357,11 @@ def test_long_text_chart_starts_within_a_screenful_and_shapes_are_whole(
 
 def test_step_links_and_clicker_keys(sized: Any, server_url: str) -> None:
     page = sized(1280, 800)
-    page.goto(f"{server_url}/?lecture=1&step=4")
-    wait_step(page, 4)
+    page.goto(f"{server_url}/?lecture=1&step=8")
+    wait_step(page, 8)
     page.mouse.click(5, 300)  # focus on the page (its left margin), not a widget
-    for key, number in (("PageDown", 5), ("PageUp", 4), ("ArrowLeft", 3), ("ArrowRight", 4)):
+    for key, number in (("PageDown", 9), ("PageUp", 8), ("ArrowLeft", 7), ("ArrowRight", 8),
+                        ("ArrowRight", 9), ("PageDown", 10), ("ArrowRight", 11)):  # fmt: skip
         page.keyboard.press(key)
         wait_step(page, number)
         page.wait_for_function(

@@ -34,10 +34,11 @@ True
 
 from __future__ import annotations
 
+import bisect
 import math
 import unicodedata
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 import plotly.graph_objects as go
@@ -73,11 +74,12 @@ MAX_TYPE_SCALE: Final = 1.2  # ... up to this factor (1920-px screens and wider)
 SIDE_BY_SIDE_PANEL: Final = 150  # px a panel needs, at least, to stand beside the others
 CHART_BOTTOM_GAP: Final = 18  # px left under a chart that fills the window (page padding)
 MIN_FILL_HEIGHT: Final = 320  # px: a chart that fills the window is never shorter
-# Position labels at least this many font sizes apart: a Plotly tick label's box is 1.1-1.15
-# of its font size high in the fonts Plotly uses. A measured canvas draws the figure exactly as
-# tall as laid out; a figure for Canvas() may be squeezed by the page, so it keeps more air.
+# Position labels at least this many font sizes apart: a Plotly tick label's box is 1.12 of
+# its font size high in Arial (Liberation Sans), the first of Plotly's fonts most systems
+# have. A measured canvas draws the figure exactly as tall as laid out, so its labels may stand
+# that close; a figure for Canvas() may be squeezed by the page, so it keeps more air.
 ROW_PITCH: Final = 1.3
-MEASURED_ROW_PITCH: Final = 1.2
+MEASURED_ROW_PITCH: Final = 1.15
 MODEBAR_ROOM: Final = 28  # px over a stacked figure: a phone shows the toolbar all the time
 
 
@@ -291,6 +293,48 @@ class PositionTicks:
     auto: bool = False  # Plotly picks the labelled rows for the axis length it draws
 
 
+@dataclass(frozen=True)
+class RowMarks:
+    """Rows a figure marks (a repeated token's, :mod:`posviz.plots._identity`): each is always
+    labelled, its label bold in its colour (plain for ``None``), and its hover says ``note``.
+
+    ``tick_texts`` (optional, one per row) replaces the token texts in the tick labels only:
+    a character split over several tokens, named (hover keeps the exact bytes; with ``auto``
+    ticks, whose labels are the category names hover shows, they are not used).
+    """
+
+    colours: Mapping[int, str | None] = field(default_factory=dict)  # row -> CSS colour
+    notes: Mapping[int, str] = field(default_factory=dict)  # row -> words added in hover
+    tick_texts: Sequence[str] | None = None
+
+
+def max_labels(length: float, font_size: float, *, pitch: float = ROW_PITCH) -> int:
+    """How many labels ``pitch * font_size`` px apart fit ``length`` px of axis (at least 1).
+
+    >>> max_labels(300, 20)
+    11
+    """
+    return max(1, int(length // (pitch * font_size)))
+
+
+def _labelled_rows(rows: int, step: int, marked: Sequence[int]) -> list[int]:
+    """Every ``step``-th row from 0, and every ``marked`` row; a spaced row closer than
+    ``step`` to a marked one gives way to it (marked rows may stand closer to each other)."""
+    if not marked:
+        return list(range(0, rows, step))
+    required = sorted(marked)
+    spaced = []
+    for row in range(0, rows, step):
+        at = bisect.bisect_left(required, row)
+        nearest = min(
+            (abs(row - required[i]) for i in (at - 1, at) if 0 <= i < len(required)),
+            default=step,
+        )
+        if nearest >= step:
+            spaced.append(row)
+    return sorted({*spaced, *required})
+
+
 def position_ticks(
     token_texts: Sequence[str],
     *,
@@ -298,6 +342,7 @@ def position_ticks(
     length: float,
     auto: bool = False,
     pitch: float = ROW_PITCH,
+    marks: RowMarks | None = None,
 ) -> PositionTicks:
     """Label evenly spaced rows so that labels ``pitch * font_size`` px apart fit ``length``
     px of axis; every row keeps its hover.
@@ -306,25 +351,54 @@ def position_ticks(
     ``length`` is not known here. The rows' category names are then their short labels and
     Plotly labels one row in every ``ceil(rows / (length / (1.2 * font_size)))`` for the length
     it draws (plotly.js ``prepTicks`` on category axes), at every redraw.
+
+    ``marks``: rows that are always labelled (labels bold, in their colour) and whose hover
+    carries a note; with marks, ``auto`` is not used (Plotly could skip a marked row) and the
+    spaced rows are chosen for ``length``.
     """
+    marks = marks or RowMarks()
     rows = len(token_texts)
+    auto = auto and not marks.colours
     if auto:
-        chosen = range(rows)
+        chosen: Sequence[int] = range(rows)
     else:
-        max_ticks = max(1, int(length // (pitch * font_size)))
-        chosen = range(0, rows, max(1, math.ceil(rows / max_ticks)))
-    shorts = [short_label(position, token_texts[position]) for position in chosen]
-    width = max((text_width(label, font_size) for label in shorts), default=0.0)
+        step = max(1, math.ceil(rows / max_labels(length, font_size, pitch=pitch)))
+        chosen = _labelled_rows(rows, step, [row for row in marks.colours if row < rows])
+    # auto: the labels are the rows' category names, shown in hover too: exact bytes there
+    names = token_texts if marks.tick_texts is None or auto else marks.tick_texts
+    shorts = [short_label(position, names[position]) for position in chosen]
+    width = max(
+        (
+            text_width(label, font_size) * (_BOLD if marks.colours.get(position) else 1.0)
+            for position, label in zip(chosen, shorts, strict=True)
+        ),
+        default=0.0,
+    )
     texts = [for_plotly(label) for label in shorts]
     if auto:  # the short labels name the rows, and Plotly chooses which to show
         return PositionTicks(values=[], texts=[], width=width, categories=texts, auto=True)
+    texts = [
+        _coloured(text, colour) if (colour := marks.colours.get(position)) else text
+        for position, text in zip(chosen, texts, strict=True)
+    ]
     categories = row_labels(token_texts)
+    for row, note in marks.notes.items():
+        if row < rows:
+            categories[row] = f"{categories[row]} ({for_plotly(note)})"
     return PositionTicks(
         values=[categories[position] for position in chosen],
         texts=texts,
         width=width,
         categories=categories,
     )
+
+
+_BOLD: Final = 1.1  # a bold label is about this much wider than text_width estimates
+
+
+def _coloured(label: str, colour: str) -> str:
+    """An escaped tick label, bold in ``colour`` (posviz's own CSS colour, never user text)."""
+    return f'<span style="color:{colour}"><b>{label}</b></span>'
 
 
 def position_axis(ticks: PositionTicks, *, font_size: int, title: str | None) -> dict[str, object]:
@@ -400,6 +474,13 @@ class PanelLayout:
 COLORBAR_HEIGHT: Final = 110  # px under a panel for a horizontal bar, its ticks and title
 
 
+def label_length(*, lecture: bool, stacked: bool, panel_height: float) -> float:
+    """px of position axis the labels are spaced for: the panel's height, or side by side at
+    most the smallest panel's (the page may give the chart less height than asked: lecture
+    mode follows the window)."""
+    return panel_height if stacked else min(panel_height, room(lecture=lecture).panel_height)
+
+
 def three_panels(
     *,
     titles: Sequence[str],
@@ -413,6 +494,7 @@ def three_panels(
     x_tick_height: float,
     square: bool = False,
     follows_page: bool = False,
+    marks: RowMarks | None = None,
     canvas: Canvas = UNKNOWN,
 ) -> PanelLayout:
     """The layout of ``len(titles)`` panels (1 to 3) over the rows ``token_texts``.
@@ -425,7 +507,8 @@ def three_panels(
     ``Canvas()``, ``stacked`` does). ``follows_page``: side by side, the chart takes the
     window's height below its top (lecture mode): with a measured canvas the figure is laid out
     for exactly that height; with ``Canvas()`` the page stretches it, so Plotly spaces the
-    position labels for the height it draws (:func:`position_ticks` ``auto``).
+    position labels for the height it draws (:func:`position_ticks` ``auto``). ``marks``:
+    rows always labelled, see :class:`RowMarks`.
     """
     count = len(titles)
     if not 1 <= count <= 3:
@@ -468,12 +551,12 @@ def three_panels(
         length = panel_height
     elif canvas.measured:  # the figure is drawn exactly as tall as laid out
         length = panel_height
-    else:
-        # The page may give the chart less height than asked (lecture mode follows the
-        # window): label as many rows as the smallest panel has room for.
-        length = panel_height if stacked else min(panel_height, room(lecture=lecture).panel_height)
+    else:  # the page may squeeze the chart: label_length
+        length = label_length(lecture=lecture, stacked=stacked, panel_height=panel_height)
         auto = fill
-    ticks = position_ticks(token_texts, font_size=sizes.tick, length=length, auto=auto, pitch=pitch)
+    ticks = position_ticks(
+        token_texts, font_size=sizes.tick, length=length, auto=auto, pitch=pitch, marks=marks
+    )
     # The labels, their pad, and the rotated axis title (or a little air).
     left = ticks.width + 8 + (sizes.text * 1.6 if axis_title else 6)
     toolbar = MODEBAR_ROOM if stacked and canvas.measured else 0

@@ -20,7 +20,9 @@ import torch
 
 from posviz.compare import OrderComparison
 from posviz.plots._layout import (
+    CHART_BOTTOM_GAP,
     COLORSCALE_STEPS,
+    MIN_FILL_HEIGHT,
     MODEBAR_ROOM,
     UNKNOWN,
     Canvas,
@@ -111,12 +113,17 @@ def compare_figure(
         "hovermode": "closest",
         "hoverlabel": {"font": {"size": font_size}},
         "plot_bgcolor": "#f4f4f4",
-        "margin": {"t": 140 if lecture else 100, "b": 50, "l": 10, "r": 10},
+        # Lecture mode's stage may give the chart less height than asked: room for the bottom
+        # row's ticks and title in px, and no tick labels under the top row (the gap between
+        # the rows is a fraction of the height).
+        "margin": {"t": 140 if lecture else 100, "b": 90 if lecture else 50, "l": 10, "r": 10},
         "height": max(560, min(1000, 260 + 2 * 28 * n)) + (200 if lecture else 0),
         "annotations": [],
     }
     if grid is not None:
         layout |= {"margin": {"t": 0, "b": 0, "l": 10, "r": 10}, "height": round(grid.height)}
+    elif lecture and canvas.height is not None:  # lecture mode: as tall as the window leaves
+        layout["height"] = max(canvas.height - CHART_BOTTOM_GAP, MIN_FILL_HEIGHT)
     for column, ((title, matrix_a, matrix_b), verdict) in enumerate(
         zip(columns, verdicts, strict=True)
     ):
@@ -159,6 +166,7 @@ def compare_figure(
                 "domain": x_domain,
                 "anchor": f"y{index}",
                 "title": {"text": "dimension" if row == 1 else ""},
+                "showticklabels": row == 1 or not lecture,
                 **({} if index == 1 else {"matches": "x1" if row == 0 else "x5"}),
             }
             labelled = column == 0 or grid is not None  # stacked: every panel has its rows
