@@ -9,6 +9,7 @@
 const MAGIC = 0x315a5650; // "PVZ1", little-endian
 const RESIZE_DEBOUNCE_MS = 150; // a window being dragged reports its size once it stops
 const FIRST_DRAW_WAIT_MS = 1500; // at most this long for a figure laid out for the real size
+const REPORTS_PER_SIZE = 2;
 
 const charts = new WeakMap(); // parentElement -> Chart
 let plotly = null; // the promise of window.Plotly: plotly.js is loaded once per page
@@ -67,7 +68,7 @@ function decode(bytes) {
   const length = view.getUint32(4, true);
   const arrays = [];
   const text = new TextDecoder().decode(bytes.subarray(8, 8 + length));
-  const header = JSON.parse(text, (key, value) => {
+  const header = JSON.parse(text, (_key, value) => {
     if (value !== null && typeof value === "object" && typeof value.bref === "number") {
       arrays.push(value);
     }
@@ -104,7 +105,8 @@ function measure(element) {
 function fits(measured, canvas, fill) {
   if (!canvas) return false;
   const same = (name) => measured[name] === canvas[name];
-  return same("width") && same("window_width") && (!fill || (same("height") && same("window_height")));
+  const across = same("width") && same("window_width");
+  return across && (!fill || (same("height") && same("window_height")));
 }
 
 // Streamlit's theme colours, which the component gets as CSS variables, where the figure sets
@@ -116,7 +118,9 @@ function applyTheme(layout, element) {
   const text = get("--st-text-color");
   layout.paper_bgcolor ??= get("--st-background-color");
   layout.font = { color: text, ...layout.font };
-  layout.modebar = { bgcolor: "rgba(0, 0, 0, 0)", color: text, activecolor: get("--st-primary-color"), ...layout.modebar };
+  const primary = get("--st-primary-color");
+  const toolbar = { bgcolor: "rgba(0, 0, 0, 0)", color: text, activecolor: primary };
+  layout.modebar = { ...toolbar, ...layout.modebar };
 }
 
 class Chart {
@@ -128,7 +132,8 @@ class Chart {
     this.payload = null; // the newest figure
     this.drawing = null; // the one drawn or being drawn
     this.drawn = false;
-    this.reported = "";
+    this.reported = ""; // the size last reported, and how many times in a row
+    this.reports = 0;
     this.resizeTimer = 0;
     this.waitTimer = 0;
     this.observer = new ResizeObserver(() => this.resized());
@@ -168,11 +173,14 @@ class Chart {
     }
   }
 
+  // At most REPORTS_PER_SIZE times the same size in a row: a server that lost it (its session
+  // state emptied) hears it again, one that will not lay out for it (too narrow) is not asked
+  // in a loop.
   report(measured) {
     const size = JSON.stringify(measured);
-    if (size === this.reported) return; // each size once: no loop with the server
+    this.reports = size === this.reported ? this.reports + 1 : 1;
     this.reported = size;
-    this.setStateValue("size", measured);
+    if (this.reports <= REPORTS_PER_SIZE) this.setStateValue("size", measured);
   }
 
   resized() {
