@@ -60,12 +60,8 @@ def served_window(blob: Blob, text: str) -> list[np.ndarray]:
 
 
 def cdn_downloads(hub: FakeHub, blob: Blob, name: str) -> int:
-    begin = blob.offsets[name][0]
-    return sum(
-        1
-        for p, r in hub.requests
-        if p.startswith("/cdn/") and r == f"bytes={begin}-{blob.offsets[name][1] - 1}"
-    )
+    begin, end = blob.offsets[name]
+    return sum(1 for r in hub.on("cdn") if r.range == f"bytes={begin}-{end - 1}")
 
 
 def test_gpt2_view_shows_the_served_rows_exactly(
