@@ -12,6 +12,8 @@ ever evaluated.
 ('rope', True, (), None)
 >>> read_link({"step": "4"}).step, read_link({"step": "4"}).lecture
 (4, True)
+>>> read_link({"lecture": "0", "step": "3"}).lecture
+False
 
 A text longer than :data:`MAX_TEXT_IN_URL` characters is left out of its link, and the link
 says so (``text_omitted=1``, ``compare_omitted=1``): the page it opens tells the reader that
@@ -150,8 +152,14 @@ def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
     lecture = _one(params.get("lecture", "0")).lower()
     if lecture not in _LECTURE_ON | _LECTURE_OFF:
         notices.append(f"lecture: {lecture[:40]!r} is not on/off; lecture mode stays off")
+    off = "lecture" in params and lecture in _LECTURE_OFF  # lecture=0: off, whatever step says
     step = None
-    if "step" in params:
+    if "step" in params and off:
+        notices.append(
+            f"step: {_one(params['step'])[:40]!r} is a lecture step and lecture=0 turns "
+            "lecture mode off; showing the whole page"
+        )
+    elif "step" in params:
         raw = _one(params["step"]).strip()
         if raw.isascii() and raw.isdigit() and 1 <= int(raw) <= STEP_COUNT:
             step = int(raw)
@@ -164,7 +172,7 @@ def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
                 f"{key}: the link was made from a text longer than {MAX_TEXT_IN_URL:,} "
                 "characters, too long for a link; this page shows the default text instead"
             )
-    on = lecture in _LECTURE_ON or "step" in params
+    on = lecture in _LECTURE_ON or ("step" in params and not off)
     return Link(settings, on, tuple(notices), step if on else None)
 
 
