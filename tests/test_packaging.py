@@ -143,7 +143,10 @@ def test_installed_posviz_works_from_another_folder(tmp_path: Path) -> None:
     )
     np.testing.assert_array_equal(np.load(elsewhere / "m.npy"), np.stack(expected))
     rows = (elsewhere / "m.csv").read_text(encoding="utf-8").splitlines()
-    assert rows[0].startswith("matrix,position,token,token_id,dim_0,") and len(rows) == 1 + 12
+    assert (
+        rows[0].startswith("matrix,position,token,token_id,token_shown,dim_0,")
+        and len(rows) == 1 + 12
+    )
 
     port = free_port()
     app = subprocess.Popen(
