@@ -89,6 +89,23 @@ def _parse_int(key: str, raw: str, default: object) -> tuple[int | None, str | N
     return number, None
 
 
+def seed_from_text(raw: str, current: int) -> tuple[int, str | None]:
+    """The seed typed into a text box, or ``current`` and a sentence saying why not.
+
+    >>> seed_from_text(" 42 ", 123)
+    (42, None)
+    >>> seed_from_text("1e3", 123)
+    (123, "Seed: '1e3' is not a whole number from 0 to 4,294,967,295; still using 123.")
+    """
+    number, notice = _parse_int("seed", raw, current)
+    if notice is None and number is not None:
+        return number, None
+    low, high = _INT_RANGES["seed"]
+    return current, (
+        f"Seed: {raw[:40]!r} is not a whole number from {low:,} to {high:,}; still using {current}."
+    )
+
+
 def settings_from_query(
     params: Mapping[str, str | Sequence[str]], base: Settings | None = None
 ) -> tuple[Settings, list[str]]:

@@ -294,7 +294,7 @@ class Gpt2Store:
             raise
         except HubError as error:
             raise Gpt2Unavailable(
-                f"GPT-2's trained tables could not be downloaded: {error}"
+                f"GPT-2's trained tables could not be downloaded: {error}. {_FETCH_HINT}"
             ) from error
 
     def _not_cached_message(self) -> str:
