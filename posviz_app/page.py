@@ -21,6 +21,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from posviz.attention import AttentionWeights
 from posviz.batching import Batch
+from posviz.cache import BytesCache
 from posviz.codegen import BOOK_CH02_NOTEBOOK_URL, BOOK_CH02_URL, reproduction_script
 from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT
 from posviz.config import (
@@ -138,10 +139,28 @@ PAGE_STYLE = """<style>
 torch.set_num_threads(1)
 
 
-@st.cache_resource(max_entries=8, show_spinner="Walking the 50,257-row token table once…")
+# Caches bounded by bytes, not entries (posviz.cache): a table at d = 768 holds ~26 MB, one at
+# d = 32 ~1 MB. 64 MiB keeps the two or three tables a lecture's class shares at d = 768 (the
+# rest are walked again, 0.25 s each, when asked for) and keeps a server under a class
+# exploring freely within 500 MB (benchmarks/loadtest.py, scenario explore).
+TABLES_BYTES = 64 * 2**20
+ATTENTION_BYTES = 16 * 2**20  # SelfAttention_v2 weights: 7 MB at d = 768
+
+
+@st.cache_resource(show_spinner=False)
+def table_cache() -> BytesCache[tuple[int, int], SeededEmbeddings]:
+    """The book's tables of each (seed, d) asked for, shared by all sessions of the process."""
+    return BytesCache(max_bytes=TABLES_BYTES, size=lambda tables: tables.max_bytes)
+
+
 def seeded_tables(seed: int, emb_dim: int) -> SeededEmbeddings:
     """Checkpoints of ``nn.Embedding(50257, emb_dim)`` after ``torch.manual_seed(seed)``."""
-    return SeededEmbeddings.create(seed=seed, emb_dim=emb_dim)
+
+    def walk() -> SeededEmbeddings:
+        with st.spinner("Walking the 50,257-row token table once…"):
+            return SeededEmbeddings.create(seed=seed, emb_dim=emb_dim)
+
+    return table_cache().get((seed, emb_dim), walk)
 
 
 # Not cached: recomputing a window from the cached tables takes milliseconds, and a cache of
@@ -251,10 +270,15 @@ def trained_or_init() -> Gpt2Embeddings | None:
     return None
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@st.cache_resource(show_spinner=False)
+def attention_cache() -> BytesCache[int, AttentionWeights]:
+    """SelfAttention_v2 weights of each d asked for, shared by all sessions of the process."""
+    return BytesCache(max_bytes=ATTENTION_BYTES, size=lambda weights: weights.nbytes)
+
+
 def attention_weights(emb_dim: int) -> AttentionWeights:
     """The book's SelfAttention_v2(d, d) weights after torch.manual_seed(789) (cached)."""
-    return book_attention(emb_dim)
+    return attention_cache().get(emb_dim, lambda: book_attention(emb_dim))
 
 
 def widget_settings() -> Settings:
@@ -864,6 +888,15 @@ def main() -> None:
     if trained is not None:
         st.session_state[_TABLES_COMMIT] = trained.commit
     settings = controls(lecture=lecture)
+
+    with runtime.view_slot():  # at most VIEW_SLOTS views computed at once: bounded memory
+        view_page(settings, trained, lecture=lecture, link_run=link_run)
+
+
+def view_page(
+    settings: Settings, trained: Gpt2Embeddings | None, *, lecture: bool, link_run: bool
+) -> None:
+    """Everything below the controls: the view of ``settings``, its link, and its tabs."""
 
     def view_tables(settings: Settings) -> EmbeddingTables:
         return trained if trained is not None else tables_for(settings)
