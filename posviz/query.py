@@ -37,7 +37,7 @@ from posviz.config import (
     Settings,
     for_weights,
 )
-from posviz.lesson.lecture import STEPS
+from posviz.lesson.lecture import SLIDES
 
 MAX_TEXT_IN_URL: Final = 2_000  # longer texts are not put in links (browsers cut long URLs)
 _INT_RANGES: Final = {
@@ -57,7 +57,7 @@ _KNOWN_KEYS: Final = frozenset(_URL_KEYS.get(f.name, f.name) for f in fields(Set
     "step",
     *_OMITTED.values(),
 }
-STEP_COUNT: Final = len(STEPS)  # lecture mode's steps, numbered from 1 in links
+STEP_COUNT: Final = len(SLIDES)  # lecture mode's slides (clicks), numbered from 1 in links
 _LECTURE_ON: Final = frozenset({"1", "true", "on"})
 _LECTURE_OFF: Final = frozenset({"0", "false", "off"})
 _TEXT_FIELDS: Final = {"text": "text", "compare": "compare_text"}  # URL key -> field
@@ -70,7 +70,7 @@ class Link:
     settings: Settings
     lecture: bool
     notices: tuple[str, ...]
-    step: int | None = None  # lecture mode's step, 1-5 (one link per slide); implies lecture
+    step: int | None = None  # lecture mode's slide, from 1 (one link per slide); implies lecture
 
 
 def _one(value: str | Sequence[str]) -> str:
@@ -197,7 +197,8 @@ def query_from_settings(
     settings: Settings, *, lecture: bool = False, step: int | None = None
 ) -> dict[str, str]:
     """The query parameters that restore ``settings`` (defaults left out), lecture mode and
-    its ``step`` (1-5). A text too long for a link is left out and marked as left out."""
+    its ``step`` (a slide, from 1). A text too long for a link is left out and marked as
+    left out."""
     default = Settings()
     params: dict[str, str] = {}
     implied = {"emb_dim", "scheme"} if settings.weights == "gpt2" else set()  # for_weights
