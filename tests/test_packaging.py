@@ -168,5 +168,9 @@ def test_installed_posviz_works_from_another_folder(tmp_path: Path) -> None:
         assert not run.errors, run.errors
         assert any("effort" in body for body in run.markdown), run.markdown
         assert _refuses_rebinding(port), "posviz app ran without its packaged settings"
+        # `posviz app` became the server (exec): stopping its PID stops Streamlit, no orphan.
+        cmdline = Path(f"/proc/{app.pid}/cmdline").read_bytes().split(b"\0")
+        assert b"streamlit" in cmdline and b"run" in cmdline, cmdline
     finally:
         stop_process(app)
+    assert app.poll() is not None
