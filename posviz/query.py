@@ -12,6 +12,8 @@ ever evaluated.
 ('rope', True, (), None)
 >>> read_link({"step": "4"}).step, read_link({"step": "4"}).lecture
 (4, True)
+>>> read_link({"lecture": "0", "step": "3"}).lecture
+False
 
 A text longer than :data:`MAX_TEXT_IN_URL` characters is left out of its link, and the link
 says so (``text_omitted=1``, ``compare_omitted=1``): the page it opens tells the reader that
@@ -87,6 +89,23 @@ def _parse_int(key: str, raw: str, default: object) -> tuple[int | None, str | N
     return number, None
 
 
+def seed_from_text(raw: str, current: int) -> tuple[int, str | None]:
+    """The seed typed into a text box, or ``current`` and a sentence saying why not.
+
+    >>> seed_from_text(" 42 ", 123)
+    (42, None)
+    >>> seed_from_text("1e3", 123)
+    (123, "Seed: '1e3' is not a whole number from 0 to 4,294,967,295; still using 123.")
+    """
+    number, notice = _parse_int("seed", raw, current)
+    if notice is None and number is not None:
+        return number, None
+    low, high = _INT_RANGES["seed"]
+    return current, (
+        f"Seed: {raw[:40]!r} is not a whole number from {low:,} to {high:,}; still using {current}."
+    )
+
+
 def settings_from_query(
     params: Mapping[str, str | Sequence[str]], base: Settings | None = None
 ) -> tuple[Settings, list[str]]:
@@ -150,8 +169,14 @@ def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
     lecture = _one(params.get("lecture", "0")).lower()
     if lecture not in _LECTURE_ON | _LECTURE_OFF:
         notices.append(f"lecture: {lecture[:40]!r} is not on/off; lecture mode stays off")
+    off = "lecture" in params and lecture in _LECTURE_OFF  # lecture=0: off, whatever step says
     step = None
-    if "step" in params:
+    if "step" in params and off:
+        notices.append(
+            f"step: {_one(params['step'])[:40]!r} is a lecture step and lecture=0 turns "
+            "lecture mode off; showing the whole page"
+        )
+    elif "step" in params:
         raw = _one(params["step"]).strip()
         if raw.isascii() and raw.isdigit() and 1 <= int(raw) <= STEP_COUNT:
             step = int(raw)
@@ -164,7 +189,7 @@ def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
                 f"{key}: the link was made from a text longer than {MAX_TEXT_IN_URL:,} "
                 "characters, too long for a link; this page shows the default text instead"
             )
-    on = lecture in _LECTURE_ON or "step" in params
+    on = lecture in _LECTURE_ON or ("step" in params and not off)
     return Link(settings, on, tuple(notices), step if on else None)
 
 

@@ -385,3 +385,13 @@ def test_bad_step_starts_at_step_one_with_a_notice(raw: str) -> None:
     link = read_link({"lecture": "1", "step": raw})
     assert (link.lecture, link.step) == (True, None)
     assert link.notices == (f"step: {raw!r} is not a step from 1 to 11; using 1",)
+
+
+@pytest.mark.parametrize("off", ["0", "false", "off", "OFF"])
+def test_lecture_off_wins_over_a_step(off: str) -> None:
+    link = read_link({"lecture": off, "step": "3"})
+    assert (link.lecture, link.step) == (False, None)
+    assert link.notices == (
+        "step: '3' is a lecture step and lecture=0 turns lecture mode off; showing the whole page",
+    )
+    assert read_link({"step": "3", "lecture": "1"}) == Link(Settings(), True, (), 3)
