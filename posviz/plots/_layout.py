@@ -40,6 +40,16 @@ COLORSCALE: Final = "RdBu_r"  # ColorBrewer RdBu: diverging, colour-blind safe; 
 COLORSCALE_STEPS: Final = tuple(
     tuple(step) for step in go.layout.Coloraxis(colorscale=COLORSCALE).colorscale
 )
+# One colour per positional table in the Geometry and Distance figures (Okabe & Ito's
+# colour-blind-safe palette), the same in both.
+TABLE_COLOURS: Final = {
+    "learned": "#E69F00",  # orange: the book's random init
+    "gpt2": "#CC79A7",  # reddish purple: GPT-2's trained table
+    "sinusoidal": "#0072B2",  # blue
+    "rope": "#009E73",  # bluish green
+    "none": "#000000",
+}
+POSITION_COLORSCALE: Final = "Viridis"  # sequential: position 0 dark, the last bright
 TICK_CHARS: Final = 12  # token characters in a tick label; hover shows the whole token
 PLOT_BACKGROUND: Final = "#f4f4f4"  # light grey: an all-zero panel is not mistaken for empty
 
