@@ -128,6 +128,7 @@ def _lines(shape: TableGeometry, axes: Sequence[tuple[str, str]]) -> list[go.Sca
                 y=[float(values[k - 1])],
                 mode="markers",
                 marker={"symbol": "diamond", "size": 12, "color": colour},
+                name=f"{label}: 90 % of the variance",
                 legendgroup=label,
                 showlegend=False,
                 xaxis=x_values,
