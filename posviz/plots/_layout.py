@@ -87,6 +87,18 @@ LECTURE_ROOM: Final = Room(panel_width=200, panel_height=300)
 STACKED_WIDTH: Final = 300  # a 390-px phone less the page's padding and the labels
 
 
+Trace = dict[str, object]  # one Plotly trace, as plotly.js reads it (figures skip validation)
+
+
+def trace(kind: str, **fields: object) -> Trace:
+    """A Plotly trace of type ``kind`` (``"scatter"``, ``"scatter3d"``...) with ``fields``.
+
+    >>> trace("scatter", y=[1, 2])
+    {'type': 'scatter', 'y': [1, 2]}
+    """
+    return {"type": kind, **fields}
+
+
 def type_sizes(*, lecture: bool) -> TypeSizes:
     """Font sizes for lecture mode (projector: every label at least 20 px) or normal mode."""
     return LECTURE_TYPE if lecture else NORMAL_TYPE

@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from posviz.distance import DistanceCurve, DistanceView
-from posviz.plots._layout import TABLE_COLOURS, type_sizes
+from posviz.plots._layout import TABLE_COLOURS, Trace, trace, type_sizes
 from posviz.token_text import for_plotly
 
 PLOT_HEIGHT: Final = 420  # px of the plot (lecture mode: the page decides)
@@ -34,7 +34,7 @@ def _rgba(colour: str, alpha: float) -> str:
     return f"rgba({red}, {green}, {blue}, {alpha})"
 
 
-def _traces(curve: DistanceCurve) -> list[go.Scatter]:
+def _traces(curve: DistanceCurve) -> list[Trace]:
     """The band (two invisible edges, the upper one filled down to the lower) and the line."""
     colour = TABLE_COLOURS[curve.kind]
     label = for_plotly(curve.label)
@@ -51,15 +51,17 @@ def _traces(curve: DistanceCurve) -> list[go.Scatter]:
         "hoverinfo": "skip",
     }
     return [
-        go.Scatter(y=low, name=f"{label}: smallest over i", **edge),
-        go.Scatter(
+        trace("scatter", y=low, name=f"{label}: smallest over i", **edge),
+        trace(
+            "scatter",
             y=high,
             name=f"{label}: largest over i",
             fill="tonexty",
             fillcolor=_rgba(colour, 0.22),
             **edge,
         ),
-        go.Scatter(
+        trace(
+            "scatter",
             y=mean,
             x0=0,
             dx=1,
@@ -80,7 +82,7 @@ def distance_figure(
     """One line and band per scheme (``stacked``: a phone's narrower layout, the legend in
     more rows); distances ``k ≥ T`` past the context length are shaded and labelled."""
     sizes = type_sizes(lecture=lecture)
-    traces: list[go.Scatter] = []
+    traces: list[Trace] = []
     for curve in view.curves:
         traces += _traces(curve)
     context = view.context_length
@@ -147,4 +149,4 @@ def distance_figure(
                 "font": {"size": sizes.text},
             }
         ]  # fmt: skip
-    return go.Figure(data=traces, layout=layout)
+    return go.Figure(data=traces, layout=layout, _validate=False)  # built to plotly.js's schema

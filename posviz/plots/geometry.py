@@ -26,10 +26,12 @@ from posviz.plots._layout import (
     POSITION_COLORSCALE,
     STACKED_WIDTH,
     TABLE_COLOURS,
+    Trace,
     TypeSizes,
     panel_title,
     small_note,
     title_height,
+    trace,
     type_sizes,
     wrap_title,
 )
@@ -62,12 +64,13 @@ class _Row:
     below: float
 
 
-def _scatter(shape: TableGeometry, scene: str, *, marker_size: int) -> go.Scatter3d:
+def _scatter(shape: TableGeometry, scene: str, *, marker_size: int) -> Trace:
     """One table's positions in 3D, in order, coloured by position."""
     positions = np.arange(shape.table.rows, dtype=np.int32)
     points = shape.points.numpy().astype(np.float32)  # [T, 3]
     label = for_plotly(shape.table.label)
-    return go.Scatter3d(
+    return trace(
+        "scatter3d",
         x=points[:, 0],
         y=points[:, 1],
         z=points[:, 2],
@@ -83,7 +86,7 @@ def _scatter(shape: TableGeometry, scene: str, *, marker_size: int) -> go.Scatte
     )
 
 
-def _lines(shape: TableGeometry, axes: Sequence[tuple[str, str]]) -> list[go.Scatter]:
+def _lines(shape: TableGeometry, axes: Sequence[tuple[str, str]]) -> list[Trace]:
     """The table's singular values (and the 90 % mark) on ``axes[0]``, its row lengths on
     ``axes[1]``, in the table's colour."""
     colour = TABLE_COLOURS[shape.table.kind]
@@ -94,7 +97,8 @@ def _lines(shape: TableGeometry, axes: Sequence[tuple[str, str]]) -> list[go.Sca
     common: dict[str, object] = {"legendgroup": label, "line": {"color": colour, "width": 2}}
     (x_values, y_values), (x_norms, y_norms) = axes
     traces = [
-        go.Scatter(
+        trace(
+            "scatter",
             y=values,
             x0=1,
             dx=1,
@@ -107,7 +111,8 @@ def _lines(shape: TableGeometry, axes: Sequence[tuple[str, str]]) -> list[go.Sca
             f"%{{customdata:.1%}} of the variance<extra>{label}</extra>",
             **common,
         ),
-        go.Scatter(
+        trace(
+            "scatter",
             y=norms,
             x0=0,
             dx=1,
@@ -123,7 +128,8 @@ def _lines(shape: TableGeometry, axes: Sequence[tuple[str, str]]) -> list[go.Sca
     k = shape.directions_90
     if k:
         traces.append(
-            go.Scatter(
+            trace(
+                "scatter",
                 x=[k],
                 y=[float(values[k - 1])],
                 mode="markers",
@@ -241,7 +247,7 @@ def geometry_figure(
                    "r": round(16 if stacked else sizes.text * 4.5 + 40)},
         "height": round(rows[0].title + plot_height + legend + 6),
     }  # fmt: skip
-    traces: list[go.Scatter | go.Scatter3d] = []
+    traces: list[Trace] = []
     top = -rows[0].title  # px from the top of the plot area
     scene_rows: list[tuple[float, float]] = []
     for row in rows:
@@ -284,7 +290,7 @@ def geometry_figure(
     if spectrum:
         for shape in shapes:
             traces += _lines(shape, (("x", "y"), ("x2", "y2")))
-    return go.Figure(data=traces, layout=layout)
+    return go.Figure(data=traces, layout=layout, _validate=False)  # built to plotly.js's schema
 
 
 def _position_bar(

@@ -1,0 +1,123 @@
+"""What the Geometry and Distance tabs cost the server, and what they send (issue 16, item 4).
+
+Run from the repository root::
+
+    python benchmarks/views_cost.py            # T = 1024, d = 768 (the issue's size)
+    python benchmarks/views_cost.py --quick    # T = 128, d = 64, fewer repeats: does it run?
+
+For each view, with the book's random init and with GPT-2's shapes (random stand-in tables of
+[50257, 768] and [1024, 768] in memory: the same arithmetic, no download), it prints the CPU
+time of this process (``time.process_time``, one torch thread as in the app) for
+
+* ``cold``: the first time these settings are shown (the tables cached, as the app's
+  ``st.cache_resource`` keeps them, but nothing computed from them yet), and
+* ``warm``: a rerun after a text edit, with the per-table results kept as the app keeps them
+  (``memo``): the Geometry tab recomputes only GPT-2's cosines with the window's tokens, the
+  Distance tab only RoPE's curve;
+
+each from settings to the figure's JSON (what the server serialises for the browser), median of
+``--reps`` runs, and the figure's JSON size in bytes. The load average is printed with the
+numbers; nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from posviz.config import Settings, for_weights
+from posviz.distance import build_distance
+from posviz.embeddings import SeededEmbeddings
+from posviz.export import figure_json
+from posviz.geometry import build_geometry
+from posviz.gpt2.store import Gpt2Embeddings
+from posviz.plots.distance import distance_figure
+from posviz.plots.geometry import geometry_figure
+
+R = TypeVar("R")
+TEXT = "The cat sat on the mat. "  # repeated: a window of T tokens
+
+
+class Kept:
+    """A memo like the app's ``st.cache_resource``: one value per key."""
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[object, ...], object] = {}
+
+    def __call__(self, key: tuple[object, ...], compute: Callable[[], R]) -> R:
+        if key not in self.values:
+            self.values[key] = compute()
+        return self.values[key]  # type: ignore[return-value]
+
+
+def stand_in_gpt2(vocab: int, rows: int, emb_dim: int) -> Gpt2Embeddings:
+    """Random tables of GPT-2's shapes, in memory (NOT GPT-2's numbers)."""
+    generator = torch.Generator().manual_seed(2026)
+    wte = torch.randn(vocab, emb_dim, generator=generator)
+    wpe = torch.randn(rows, emb_dim, generator=generator)
+    return Gpt2Embeddings("0" * 40, wte, wpe)
+
+
+def figure_bytes(view: str, settings: Settings, tables: object, init: object, memo: Kept) -> int:
+    """Settings to the figure's JSON, as the tab does it; returns the JSON's size."""
+    kwargs = {"tables": lambda _: tables, "init_tables": lambda _: init, "memo": memo}
+    if view == "geometry":
+        return len(figure_json(geometry_figure(build_geometry(settings, **kwargs))))  # type: ignore[arg-type]
+    return len(figure_json(distance_figure(build_distance(settings, **kwargs))))  # type: ignore[arg-type]
+
+
+def measure(
+    view: str, settings: Settings, tables: object, init: object, reps: int
+) -> tuple[float, float, int]:
+    """Median CPU ms cold and warm (see the module docstring), and the JSON bytes."""
+    cold, warm, size = [], [], 0
+    edited = Settings(**{**vars(settings), "text": settings.text.replace("cat", "dog")})
+    for _ in range(reps):
+        memo = Kept()
+        start = time.process_time()
+        size = figure_bytes(view, settings, tables, init, memo)
+        middle = time.process_time()
+        figure_bytes(view, edited, tables, init, memo)
+        end = time.process_time()
+        cold.append((middle - start) * 1e3)
+        warm.append((end - middle) * 1e3)
+    return statistics.median(cold), statistics.median(warm), size
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="T = 128, d = 64, 2 repeats")
+    parser.add_argument("--reps", type=int, default=None, help="repeats per row (default 5)")
+    args = parser.parse_args(argv)
+    rows, emb_dim = (128, 64) if args.quick else (1024, 768)
+    reps = args.reps or (2 if args.quick else 5)
+    torch.set_num_threads(1)  # as the app (posviz_app/page.py)
+    print(f"load average: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs; "
+          f"T = {rows}, d = {emb_dim}, median of {reps}")  # fmt: skip
+    init = SeededEmbeddings.create(seed=123, emb_dim=emb_dim)
+    init_768 = init if emb_dim == 768 else SeededEmbeddings.create(seed=123, emb_dim=768)
+    gpt2 = stand_in_gpt2(50257, 1024, 768)  # GPT-2 fixes d = 768
+    text = TEXT * (rows // 6 + 1)
+    print("view      weights  scheme      cold CPU ms  warm CPU ms  figure JSON bytes")
+    for view in ("geometry", "distance"):
+        for weights, scheme in (("init", "learned"), ("init", "sinusoidal"), ("gpt2", "learned")):
+            settings = Settings(text=text, context_length=rows, emb_dim=emb_dim, scheme=scheme)  # type: ignore[arg-type]
+            if weights == "gpt2":
+                settings = for_weights(settings, "gpt2")
+            tables, book = (gpt2, init_768) if weights == "gpt2" else (init, init)
+            cold, warm, size = measure(view, settings, tables, book, reps)
+            print(f"{view:9s} {weights:8s} {scheme:10s} {cold:12.1f} {warm:12.1f} {size:18,d}")
+
+
+if __name__ == "__main__":
+    main()
