@@ -1,7 +1,8 @@
 """posviz: see positional embeddings, as section 2.8 of *Build a Large Language Model
 (From Scratch)* builds them: token embeddings + positional embeddings = input embeddings.
 
-The public API is listed in ``__all__``; everything else is an implementation detail.
+The public API is listed in ``__all__``; everything else is an implementation detail. In a
+notebook, ``posviz.show("A rose is a rose", context_length=8)`` draws a view in one call.
 
 >>> from posviz import Settings, build_view
 >>> view = build_view(Settings(text="Every effort moves you", context_length=4, emb_dim=256))
@@ -26,11 +27,12 @@ from posviz.codegen import reproduction_script
 from posviz.compare import OrderComparison, compare_order, compare_with_text
 from posviz.config import SCHEMES, Scheme, Settings, SettingsError, validate
 from posviz.embeddings import SeededEmbeddings
+from posviz.notebook import show
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings, embed_window
 from posviz.plots.heatmaps import embeddings_figure, similarity_figure
 from posviz.plots.word_order import compare_figure
 from posviz.tokenizer import TokenizerDataError, decode, encode
-from posviz.view import View, build_view
+from posviz.view import View, build_view, build_word_order
 
 __all__ = [
     "SCHEMES",
@@ -46,6 +48,7 @@ __all__ = [
     "WindowEmbeddings",
     "book_attention_weights",
     "build_view",
+    "build_word_order",
     "compare_figure",
     "compare_order",
     "compare_with_text",
@@ -56,6 +59,7 @@ __all__ = [
     "make_batch",
     "reproduction_script",
     "self_attention",
+    "show",
     "similarity_figure",
     "validate",
 ]

@@ -1,4 +1,10 @@
-"""``python -m posviz``: the app's figure, matrices and code for given settings, no Streamlit.
+"""``python -m posviz`` (or ``posviz`` once installed): the app's figure, matrices and code
+for given settings, no Streamlit; ``posviz app`` starts the app itself.
+
+Start the app from any folder (``pip install .`` in the repository first)::
+
+    posviz app                         # http://localhost:8501
+    posviz app --server.port 8502      # any `streamlit run` option
 
 Example (the book's section 2.8 batch, first window, as a page for slides)::
 
@@ -37,6 +43,8 @@ written files go to standard error, so ``--print-code > script.py`` gives a clea
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,9 +53,7 @@ from typing import NoReturn
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from posviz.attention import book_attention_weights
 from posviz.codegen import reproduction_script
-from posviz.compare import OrderComparison, compare_with_text
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
     EMB_DIM_RANGE,
@@ -67,17 +73,23 @@ from posviz.geometry import build_geometry
 from posviz.gpt2.hub import HubError, HubFile, Progress
 from posviz.gpt2.store import Gpt2Store
 from posviz.lesson.word_order import summary_lines
-from posviz.pipeline import EmbeddingTables, WindowEmbeddings
+from posviz.pipeline import EmbeddingTables
 from posviz.plots.distance import distance_figure
 from posviz.plots.geometry import geometry_figure
 from posviz.plots.heatmaps import embeddings_figure, similarity_figure
 from posviz.plots.word_order import compare_figure
 from posviz.tokenizer import TokenizerDataError
-from posviz.view import TablesFor, build_view, seeded_tables
+from posviz.view import TablesFor, build_view, build_word_order, seeded_tables
 
 _PROG = "python -m posviz"
 VIEWS = ("embeddings", "similarity", "compare", "geometry", "distance")
 _FIGURE_SUFFIXES = (".html", ".htm", ".json", ".png")
+_APP_HELP = """usage: posviz app [streamlit run options]
+
+Start posviz's app in the browser (Streamlit), from any folder: the same page as
+`streamlit run app.py` in the repository, with its settings (posviz_app/.streamlit/config.toml).
+Options are `streamlit run`'s, e.g. --server.port 8502 or --server.address 0.0.0.0.
+"""
 _PNG_WIDTH = 1600  # pixels: three panels side by side need a wide image
 _PNG_HELP = (
     "PNG needs kaleido 1.x and Chrome or Chromium: `pip install kaleido==1.5.0`, and if no "
@@ -104,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=_PROG,
         description="Write posviz's figure (token + position = input embeddings), its three "
         "matrices or the code that reproduces them, for given settings. No Streamlit needed.",
+        epilog="`posviz app [streamlit options]` starts the app in the browser instead.",
     )
     text = parser.add_mutually_exclusive_group()
     text.add_argument("--text", help=f"the text (default: {default.text!r})")
@@ -269,21 +282,6 @@ def _tables(store: Gpt2Store) -> TablesFor:
     return tables
 
 
-def _comparison(
-    settings: Settings, tables: EmbeddingTables, window: WindowEmbeddings
-) -> OrderComparison:
-    """Compare mode for the window on screen, through the book's SelfAttention_v2."""
-    return compare_with_text(
-        tables,
-        window.token_ids,
-        settings.compare_text,
-        context_length=settings.context_length,
-        scheme=settings.scheme,
-        weights=book_attention_weights(d_in=settings.emb_dim, d_out=settings.emb_dim),
-        causal=settings.causal,
-    )
-
-
 def _shape_figure(
     args: argparse.Namespace, settings: Settings, tables: EmbeddingTables
 ) -> go.Figure | None:
@@ -321,14 +319,43 @@ def _write(path: Path, data: bytes) -> None:
     sys.stderr.write(f"wrote {path} ({len(data):,} bytes)\n")
 
 
+def app_command(options: Sequence[str]) -> list[str]:
+    """The ``streamlit run`` command line of ``posviz app``: the page's script as installed
+    with posviz (:mod:`posviz_app`, found without importing it), then ``options``.
+
+    >>> app_command(["--server.port", "8502"])[1:4]
+    ['-m', 'streamlit', 'run']
+    """
+    spec = importlib.util.find_spec("posviz_app")
+    if spec is None or spec.origin is None:
+        _fail("the app (package posviz_app) is not installed: run `pip install .` in posviz")
+    script = Path(spec.origin).with_name("streamlit_app.py")
+    return [sys.executable, "-m", "streamlit", "run", str(script), *options]
+
+
+def run_app(options: Sequence[str]) -> int:
+    """``posviz app``: run the app until it stops (Ctrl-C stops it); its exit status."""
+    if {"-h", "--help"} & set(options):
+        sys.stdout.write(_APP_HELP)
+        return 0
+    process = subprocess.Popen(app_command(options))
+    try:
+        return process.wait()
+    except KeyboardInterrupt:  # the terminal's Ctrl-C reaches Streamlit too: let it stop
+        return process.wait()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (usage errors raise ``SystemExit(2)``).
 
     Example: ``main(["--text", "Every effort moves you", "--print-code"])`` prints the script
-    and returns 0.
+    and returns 0; ``main(["app"])`` runs the app.
     """
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments[:1] == ["app"]:
+        return run_app(arguments[1:])
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(arguments)
     outputs = args.out or args.csv or args.npy or args.print_code or args.compare
     if not (outputs or args.fetch_gpt2):
         parser.error(
@@ -354,12 +381,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         view_tables = _tables(store)
         tables = view_tables(settings)  # looked up once, for the view and compare mode
-        window = build_view(settings, strict=True, tables=lambda _: tables).embeddings
+        view = build_view(settings, strict=True, tables=lambda _: tables)
+        window = view.embeddings
         if window is None:
             parser.error("the text is empty: give --text or --text-file")
         revision = store.cached_commit() or store.source.revision  # what the view read
         code = reproduction_script(settings, gpt2_revision=revision) if args.print_code else None
-        comparison = _comparison(settings, tables, window) if settings.compare_text else None
+        comparison = (
+            build_word_order(view, tables=lambda _: tables) if settings.compare_text else None
+        )
         shape = _shape_figure(args, settings, tables) if args.out is not None else None
     except (SettingsError, DistanceError) as error:
         parser.error(str(error))

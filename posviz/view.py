@@ -16,6 +16,13 @@ builds the book's seeded tables; the app passes its cached ones.
 torch.Size([4, 64])
 >>> build_view(Settings(text="Every effort moves you", window=3)).notices
 ('Window 3 does not exist: this text gives 1 window(s). Showing window 0.',)
+
+The Word-order view takes the window on screen further, the same way:
+
+>>> pair = build_word_order(build_view(Settings(
+...     text="The dog bites the man", compare_text="The man bites the dog")))
+>>> pair.status, round(pair.without_positions.mean_cosine, 6)
+('permutation', 1.0)
 """
 
 from __future__ import annotations
@@ -23,7 +30,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from posviz.attention import AttentionWeights, book_attention_weights
 from posviz.batching import Batch, make_batch
+from posviz.compare import OrderComparison, compare_with_text
 from posviz.config import Settings, validate
 from posviz.embeddings import SeededEmbeddings
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings, embed_window
@@ -31,6 +40,14 @@ from posviz.tokenizer import encode
 
 TablesFor = Callable[[Settings], EmbeddingTables]
 """Gives the two tables for a view's settings (called only when a window is shown)."""
+AttentionFor = Callable[[int], AttentionWeights]
+"""Gives the book's self-attention weights for an ``emb_dim`` (the app caches them)."""
+
+
+def book_attention(emb_dim: int) -> AttentionWeights:
+    """The book's ``SelfAttention_v2(emb_dim, emb_dim)`` weights after
+    ``torch.manual_seed(789)`` (built afresh; the app caches them)."""
+    return book_attention_weights(d_in=emb_dim, d_out=emb_dim)
 
 
 def seeded_tables(settings: Settings) -> SeededEmbeddings:
@@ -112,3 +129,25 @@ def build_view(
         scheme=settings.scheme,
     )
     return View(settings, batch, embeddings, tuple(notices))
+
+
+def build_word_order(
+    view: View, *, tables: TablesFor = seeded_tables, attention: AttentionFor = book_attention
+) -> OrderComparison:
+    """Everything the Word-order view shows: the window on screen and the first window of
+    ``view.settings.compare_text`` through the book's self-attention, without and with
+    positions (see :mod:`posviz.compare`).
+
+    ``tables`` and ``attention`` are the caller's, as for :func:`build_view`; the app passes
+    its cached ones. A blank second text (or a blank first one) gives status ``"empty"``.
+    """
+    settings = view.settings
+    return compare_with_text(
+        tables(settings),
+        view.token_ids,
+        settings.compare_text,
+        context_length=settings.context_length,
+        scheme=settings.scheme,
+        weights=attention(settings.emb_dim),
+        causal=settings.causal,
+    )

@@ -12,16 +12,17 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from functools import wraps
+from typing import TypedDict
 
 import plotly.graph_objects as go
 import streamlit as st
 import torch
 from streamlit.delta_generator import DeltaGenerator
 
-from posviz.attention import AttentionWeights, book_attention_weights
+from posviz.attention import AttentionWeights
 from posviz.batching import Batch
 from posviz.codegen import BOOK_CH02_NOTEBOOK_URL, BOOK_CH02_URL, reproduction_script
-from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, compare_with_text
+from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
     EMB_DIM_RANGE,
@@ -75,7 +76,7 @@ from posviz.query import query_from_settings, read_link, text_fits_in_link
 from posviz.similarity import cosine_similarity, first_repeat, neighbour_similarity
 from posviz.token_text import for_markdown, readable
 from posviz.tokenizer import TokenizerDataError, token_texts
-from posviz.view import TablesFor, View, build_view
+from posviz.view import TablesFor, View, book_attention, build_view, build_word_order
 from posviz_app import runtime
 
 CUSTOM = "Your own text"
@@ -208,19 +209,23 @@ def switch_weights() -> None:
             st.session_state["emb_dim"],
             st.session_state["scheme"],
         )
-    current = settings_from_widgets(st.session_state)
+    current = widget_settings()
     changed = for_weights(current, weights)
     if weights == "init" and "init_dim_scheme" in st.session_state:
         emb_dim, scheme = st.session_state["init_dim_scheme"]
         changed = for_weights(replace(current, emb_dim=emb_dim, scheme=scheme), "init")
     st.session_state["emb_dim"], st.session_state["scheme"] = changed.emb_dim, changed.scheme
-    st.session_state["preset"] = matching_preset(changed) or CUSTOM
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
 def attention_weights(emb_dim: int) -> AttentionWeights:
-    """The book's SelfAttention_v2(d, d) weights after torch.manual_seed(789)."""
-    return book_attention_weights(d_in=emb_dim, d_out=emb_dim)
+    """The book's SelfAttention_v2(d, d) weights after torch.manual_seed(789) (cached)."""
+    return book_attention(emb_dim)
+
+
+def widget_settings() -> Settings:
+    """The settings the widgets hold now (not validated)."""
+    return settings_from_widgets(st.session_state.to_dict())
 
 
 def init_state() -> list[str]:
@@ -234,7 +239,6 @@ def init_state() -> list[str]:
     reset_step()
     if link.step is not None:
         st.session_state["step"] = link.step - 1  # links count steps from 1
-    st.session_state["preset"] = matching_preset(link.settings) or CUSTOM
     if link.settings.compare_text:  # a link with a second text opens the compare tab
         st.session_state["view"] = WORD_ORDER
     return list(link.notices)
@@ -242,34 +246,23 @@ def init_state() -> list[str]:
 
 @once_link_read
 def apply_preset() -> None:
-    """The example menu: load the chosen example into the widgets (keeping the weights)."""
+    """The example menu: load the chosen example into the widgets (keeping the weights);
+    "Your own text" empties the text boxes for the user's own words."""
     preset = PRESETS.get(st.session_state["preset"])
     if preset is None:
+        st.session_state["text"] = st.session_state["compare_text"] = ""
         return
     st.session_state.update(widget_values(for_weights(preset, st.session_state["weights"])))
     if preset.compare_text:
         st.session_state["view"] = WORD_ORDER
 
 
-def explain(text: str) -> None:
+def explain(text: str, *, lecture: bool) -> None:
     """A caption; in lecture mode normal-size text, readable from the back of the room."""
-    if st.session_state.get("lecture"):
+    if lecture:
         st.markdown(text)
     else:
         st.caption(text)
-
-
-@once_link_read
-def mark_custom() -> None:
-    """Any change by hand makes the view the user's own (the example menu says so)."""
-    st.session_state["preset"] = CUSTOM
-
-
-@once_link_read
-def keep_example() -> None:
-    """A new scheme alone keeps the example: it is the same text under another scheme."""
-    shown = matching_preset(settings_from_widgets(st.session_state))
-    st.session_state["preset"] = shown or CUSTOM
 
 
 @once_link_read
@@ -283,12 +276,14 @@ def keep_stride_in_step() -> None:
     """Moving the context length moves the stride with it (non-overlapping windows)."""
     st.session_state["stride"] = st.session_state["context_length"]
     st.session_state["window"] = 0
-    mark_custom()
 
 
-def controls() -> Settings:
+def controls(*, lecture: bool) -> Settings:
     """The sidebar widgets; returns the settings they hold."""
     with st.sidebar:
+        # The menu names the example the widgets show (a scheme, the weights or the causal
+        # mask alone keep it), else "Your own text": derived from the settings at each run.
+        st.session_state["preset"] = matching_preset(widget_settings()) or CUSTOM
         st.selectbox("Example", [*PRESETS, CUSTOM], key="preset", on_change=apply_preset)
         trained = st.session_state.get("weights") == "gpt2"
         st.radio(
@@ -307,13 +302,11 @@ def controls() -> Settings:
             list(SCHEME_LABELS),
             format_func=SCHEME_LABELS.__getitem__,
             key="scheme",
-            on_change=keep_example,
             **fixed_by_gpt2(trained, SCHEME_FIXED),
         )
         st.text_area(
             "Text",
             key="text",
-            on_change=mark_custom,
             height=130,
             max_chars=MAX_TEXT_CHARS,
             help=f"Up to {MAX_TEXT_CHARS:,} characters. `<|endoftext|>` becomes token 50256.",
@@ -329,17 +322,14 @@ def controls() -> Settings:
             "Embedding dimension d",
             *EMB_DIM_RANGE,
             key="emb_dim",
-            on_change=mark_custom,
             **fixed_by_gpt2(trained, EMB_DIM_FIXED),
         )
-        advanced = not st.session_state.get("lecture")  # lecture mode: fewer controls
-        if advanced:
+        if not lecture:  # lecture mode: fewer controls
             st.slider(
                 "Stride (tokens between window starts)",
                 1,
                 CONTEXT_LENGTH_RANGE[1],
                 key="stride",
-                on_change=mark_custom,
                 persist_state="session",
                 help="Equal to the context length: windows do not overlap, as in section 2.8.",
             )
@@ -348,7 +338,6 @@ def controls() -> Settings:
                 *SEED_RANGE,
                 step=1,
                 key="seed",
-                on_change=mark_custom,
                 persist_state="session",
                 **fixed_by_gpt2(trained, SEED_NO_EFFECT),
             )
@@ -358,10 +347,17 @@ def controls() -> Settings:
             on_change=reset_step,
             help="Large type for a projector, and a step-by-step walk through the pipeline.",
         )
-    return settings_from_widgets(st.session_state)
+    return widget_settings()
 
 
-def fixed_by_gpt2(trained: bool, why: str) -> dict[str, object]:
+class FixedOptions(TypedDict):
+    """The options of a widget GPT-2's tables may fix."""
+
+    disabled: bool
+    help: str | None
+
+
+def fixed_by_gpt2(trained: bool, why: str) -> FixedOptions:
     """Widget options for a setting GPT-2's tables fix: greyed out, saying why."""
     return {"disabled": trained, "help": why if trained else None}
 
@@ -414,11 +410,10 @@ def chips_markdown(view: View, start: int, stop: int, *, lecture: bool) -> str:
     return " ".join(chips)
 
 
-def token_chips(view: View) -> None:
+def token_chips(view: View, *, lecture: bool) -> None:
     """The window's tokens as chips: the first screenful, the rest behind "and N more"."""
     batch, window = view.batch, view.window
     span = batch.window_span(window)
-    lecture = bool(st.session_state.get("lecture"))
     shown = min(len(view.token_ids), LECTURE_CHIPS_SHOWN if lecture else CHIPS_SHOWN)
     st.markdown(chips_markdown(view, 0, shown, lecture=lecture))
     if shown < len(view.token_ids):
@@ -431,25 +426,26 @@ def token_chips(view: View) -> None:
     if lecture:
         return  # the step's caption is the narration
     explain(
-        f"Window {window} of the batch covers tokens {span.start}–{span.stop - 1} of "
+        lecture=False,
+        text=f"Window {window} of the batch covers tokens {span.start}–{span.stop - 1} of "
         f"{len(batch.token_ids)} (positions 0–{len(span) - 1}). Orange: a token that repeats "
-        "in this window: same token id, same token vector."
+        "in this window: same token id, same token vector.",
     )
     if batch.dropped:
         dropped = batch.token_ids[batch.dropped.start : batch.dropped.stop]
-        shown = " ".join(
+        struck = " ".join(
             f":gray-badge[~~{for_markdown(text)}~~]" for text in token_texts(dropped[:32])
         )
-        more = f" and {len(dropped) - 32} more" if len(dropped) > 32 else ""
+        rest = f" and {len(dropped) - 32} more" if len(dropped) > 32 else ""
         st.markdown(
             f"**Dropped:** {len(dropped)} token(s) at the end do not fill a window of "
-            f"{batch.context_length}: {shown}{more}"
+            f"{batch.context_length}: {struck}{rest}"
         )
     if batch.skipped:
         st.markdown(f"**Skipped:** the stride jumps over {batch.skipped} token(s) between windows.")
 
 
-def shapes_line(settings: Settings, batch: Batch) -> None:
+def shapes_line(settings: Settings, batch: Batch, *, lecture: bool) -> None:
     """The tensor shapes of section 2.8 for this text, worded for the scheme: large numbers,
     each as wide as it needs (never cut), wrapping onto a second row on narrow screens. In
     lecture mode one line of text, to leave the window's height to the chart."""
@@ -457,7 +453,7 @@ def shapes_line(settings: Settings, batch: Batch) -> None:
         settings.scheme, (batch.num_windows, batch.window_length), settings.emb_dim,
         settings.context_length,
     )  # fmt: skip
-    if st.session_state.get("lecture"):
+    if lecture:
         st.markdown("  ".join(f"{s.label.rsplit(' [', 1)[0]} **{s.value}**" for s in labels))
         return
     with st.container(horizontal=True, gap="medium", key="shapes"):
@@ -472,18 +468,17 @@ def shapes_line(settings: Settings, batch: Batch) -> None:
             )
 
 
-def current_step() -> int:
+def current_step(*, lecture: bool) -> int:
     """The lecture step to show (outside lecture mode: the last, everything at once)."""
-    if not st.session_state.get("lecture"):
+    if not lecture:
         return len(STEPS) - 1
     return int(st.session_state.get("step", 0))
 
 
-def lecture_steps(scheme: Scheme) -> None:
+def lecture_steps(scheme: Scheme, step: int) -> None:
     """Back / Next with the step's title and caption. A presentation clicker sends PageDown /
     PageUp or the arrow keys: Back and Next carry the first two, two unseen buttons the
     others (Streamlit ignores them while a text box or slider has the keyboard)."""
-    step = current_step()
     title, caption = step_text(step, scheme)
     back, middle, forward = st.columns([2, 7, 2], vertical_alignment="center")
     first, last = step == 0, step == len(STEPS) - 1
@@ -538,9 +533,10 @@ def on_phone() -> bool:
     return "Mobi" in (st.context.headers.get("User-Agent") or "")
 
 
-def embeddings_view(settings: Settings, embeddings: WindowEmbeddings, step: int) -> None:
+def embeddings_view(
+    settings: Settings, embeddings: WindowEmbeddings, step: int, *, lecture: bool
+) -> None:
     """The Embeddings tab: the three heatmaps and what the scheme adds."""
-    lecture = bool(st.session_state.get("lecture"))
     figure = embeddings_figure(
         embeddings, lecture=lecture, panels=STEPS[step].panels, stacked=on_phone()
     )
@@ -552,12 +548,11 @@ def embeddings_view(settings: Settings, embeddings: WindowEmbeddings, step: int)
         st.markdown(source_caption(commit, len(embeddings.token_ids)))
     else:
         st.markdown(SCHEME_NOTES[settings.scheme])
-    explain(ORDER_NOTES[settings.scheme])
+    explain(ORDER_NOTES[settings.scheme], lecture=lecture)
 
 
-def similarity_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
+def similarity_view(settings: Settings, embeddings: WindowEmbeddings, *, lecture: bool) -> None:
     """The Similarity tab: cosine similarity between positions, and what it shows."""
-    lecture = bool(st.session_state.get("lecture"))
     show_chart(similarity_figure(embeddings, lecture=lecture, stacked=on_phone()), key="similarity")
     repeat = first_repeat(embeddings)
     if repeat is None:
@@ -570,9 +565,12 @@ def similarity_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
     neighbours = neighbour_similarity(cosine_similarity(embeddings.pos_embeddings))
     if settings.scheme == "learned" and neighbours is not None:
         st.markdown(neighbour_sentence(neighbours, len(embeddings.token_ids)))
-        explain(TRAINED_POSITIONS if settings.weights == "gpt2" else RANDOM_POSITIONS)
+        explain(
+            TRAINED_POSITIONS if settings.weights == "gpt2" else RANDOM_POSITIONS,
+            lecture=lecture,
+        )
     else:
-        explain(POSITION_PANEL_NOTES[settings.scheme])
+        explain(POSITION_PANEL_NOTES[settings.scheme], lecture=lecture)
 
 
 @once_link_read
@@ -581,10 +579,9 @@ def use_example_pair() -> None:
     st.session_state["text"] = DEFAULT_TEXT
     st.session_state["compare_text"] = DEFAULT_COMPARE_TEXT
     st.session_state["window"] = 0
-    mark_custom()
 
 
-def compare_view(view: View, tables: TablesFor) -> None:
+def compare_view(view: View, tables: TablesFor, *, lecture: bool) -> None:
     """Compare mode: the window on screen and a second text, through self-attention."""
     settings = view.settings
     st.markdown(
@@ -595,7 +592,6 @@ def compare_view(view: View, tables: TablesFor) -> None:
     text_column.text_area(
         "Second text (compared with the window on screen)",
         key="compare_text",
-        on_change=mark_custom,
         height=80,
         max_chars=MAX_TEXT_CHARS,
         persist_state="session",
@@ -604,7 +600,6 @@ def compare_view(view: View, tables: TablesFor) -> None:
         "Causal mask, as GPT",
         help="Each token attends only to itself and the tokens before it (chapter 3.5).",
         key="causal",
-        on_change=mark_custom,
         persist_state="session",
     )
     options.button(
@@ -613,15 +608,7 @@ def compare_view(view: View, tables: TablesFor) -> None:
         key="example_pair",
         on_click=use_example_pair,
     )
-    comparison = compare_with_text(
-        tables(settings),
-        view.token_ids,
-        settings.compare_text,
-        context_length=settings.context_length,
-        scheme=settings.scheme,
-        weights=attention_weights(settings.emb_dim),
-        causal=settings.causal,
-    )
+    comparison = build_word_order(view, tables=tables, attention=attention_weights)
     message = status_message(comparison)
     if message is not None:
         st.info(message)
@@ -641,13 +628,12 @@ def compare_view(view: View, tables: TablesFor) -> None:
             delta_color="off",
             delta_arrow="off",
         )
-    lecture = bool(st.session_state.get("lecture"))
     show_chart(compare_figure(comparison, lecture=lecture), key="compare")
     for paragraph in findings(comparison):
         st.markdown(paragraph)
     if settings.causal:
         st.markdown(CAUSAL_NOTE)
-    explain(ATTENTION_NOTE)
+    explain(ATTENTION_NOTE, lecture=lecture)
 
 
 def code_view(settings: Settings) -> None:
@@ -691,34 +677,34 @@ def download_view(embeddings: WindowEmbeddings) -> None:
     )
 
 
-def lecture_stage(view: View) -> None:
+def lecture_stage(view: View, step: int) -> None:
     """Lecture mode: one step on one screen, the chart filling what the text leaves."""
-    step = current_step()
     with st.container(key="lecture_stage", height=720, border=False):  # PAGE_STYLE: window
-        lecture_steps(view.settings.scheme)
+        lecture_steps(view.settings.scheme, step)
         window_picker(view)
-        embeddings = step_tokens_and_shapes(view, step)
+        embeddings = step_tokens_and_shapes(view, step, lecture=True)
         if embeddings is not None:
-            embeddings_view(view.settings, embeddings, step)
+            embeddings_view(view.settings, embeddings, step, lecture=True)
 
 
-def step_tokens_and_shapes(view: View, step: int) -> WindowEmbeddings | None:
+def step_tokens_and_shapes(view: View, step: int, *, lecture: bool) -> WindowEmbeddings | None:
     """The step's tokens (chips, or the text before it is tokenized) and, from the first step
     with panels, the tensor shapes; returns the embeddings to draw (``None``: no panels)."""
     if STEPS[step].show_ids:
-        token_chips(view)
+        token_chips(view, lecture=lecture)
     else:
         st.markdown(f"## {for_markdown(readable(view.settings.text[:400]))}")
     if STEPS[step].panels == 0 or view.embeddings is None:
         return None
-    shapes_line(view.settings, view.batch)
+    shapes_line(view.settings, view.batch, lecture=lecture)
     return view.embeddings
 
 
 def window_views(view: View, step: int, tables: TablesFor) -> None:
-    """Below the controls: chips, shapes and the tabs (each built only when open)."""
+    """Below the controls: chips, shapes and the tabs (each built only when open); outside
+    lecture mode (lecture mode is :func:`lecture_stage`)."""
     settings = view.settings
-    embeddings = step_tokens_and_shapes(view, step)
+    embeddings = step_tokens_and_shapes(view, step, lecture=False)
     if embeddings is None:
         return
     tabs = st.tabs(
@@ -728,13 +714,13 @@ def window_views(view: View, step: int, tables: TablesFor) -> None:
     )
     if tabs[0].open:
         with tabs[0]:
-            embeddings_view(settings, embeddings, step)
+            embeddings_view(settings, embeddings, step, lecture=False)
     if tabs[1].open:
         with tabs[1]:
-            similarity_view(settings, embeddings)
+            similarity_view(settings, embeddings, lecture=False)
     if tabs[2].open:
         with tabs[2]:
-            compare_view(view, tables)
+            compare_view(view, tables, lecture=False)
     if tabs[3].open:
         with tabs[3]:
             code_view(settings)
@@ -763,7 +749,7 @@ def main() -> None:
         )
     for notice in notices:
         st.warning(f"Link setting not used: {for_markdown(notice)}", icon="⚠️")
-    settings = controls()
+    settings = controls(lecture=lecture)
     if len(settings.text) >= MAX_TEXT_CHARS:
         st.warning(
             f"The text reached the {MAX_TEXT_CHARS:,}-character limit: anything pasted beyond "
@@ -782,7 +768,7 @@ def main() -> None:
     except (SettingsError, TokenizerDataError, TorchFillError) as error:  # bad files or torch
         st.error(str(error))
         return
-    step = current_step()
+    step = current_step(lecture=lecture)
     st.query_params.from_dict(  # in lecture mode the link opens this step: one per slide
         query_from_settings(view.settings, lecture=lecture, step=step + 1 if lecture else None)
     )
@@ -793,7 +779,7 @@ def main() -> None:
         return
 
     if lecture:
-        lecture_stage(view)
+        lecture_stage(view, step)
         return
     window_picker(view)
     window_views(view, step, view_tables)

@@ -384,6 +384,24 @@ def test_changing_only_the_scheme_keeps_the_example(app_test: AppFactory) -> Non
     assert at.selectbox(key="preset").value == example
     ok(at.slider(key="emb_dim").set_value(10).run())
     assert at.selectbox(key="preset").value == "Your own text"
+    ok(at.slider(key="emb_dim").set_value(64).run())  # back to the example's d
+    assert at.selectbox(key="preset").value == example
+
+
+def test_the_example_menu_follows_the_settings(app_test: AppFactory) -> None:
+    """The menu's label is derived from the settings at each run: a link that shows an
+    example names it, a text typed by hand is the user's own, and choosing "Your own text"
+    empties the text box for the user's words."""
+    at = ok(app_test({"text": "Every effort moves you", "context_length": "4"}))
+    assert at.selectbox(key="preset").value == "Every effort moves you"
+    ok(at.text_area(key="text").set_value("my own words").run())
+    assert at.selectbox(key="preset").value == "Your own text"
+    ok(at.selectbox(key="preset").set_value("A rose is a rose (repeated words)").run())
+    assert at.text_area(key="text").value == "A rose is a rose is a rose."
+    ok(at.selectbox(key="preset").set_value("Your own text").run())
+    assert at.text_area(key="text").value == ""
+    assert at.selectbox(key="preset").value == "Your own text"
+    assert any("Type or paste some text" in info.value for info in at.info)
 
 
 @pytest.mark.parametrize(("step", "shown"), [("1", None), ("3", 1), ("4", 2), ("5", 3)])

@@ -140,6 +140,7 @@ def faulty_server(tmp_path: Path) -> Iterator[Server]:
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_unexpected_error_is_logged_with_traceback_and_user_sees_short_message(
     faulty_server: Server,
 ) -> None:
@@ -198,6 +199,7 @@ def test_the_monitor_records_and_refuses_outbound_attempts(tmp_path: Path) -> No
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_no_outbound_traffic_and_foreign_origin_and_host_are_refused(
     monitored_server: tuple[Server, Path],
 ) -> None:
@@ -231,6 +233,7 @@ def test_no_outbound_traffic_and_foreign_origin_and_host_are_refused(
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_a_flooding_client_does_not_stop_other_sessions(tmp_path: Path) -> None:
     with _serve(tmp_path, {}) as server:
         other, flooder = Client(server), Client(server)
@@ -389,6 +392,7 @@ def test_a_session_that_keeps_sending_waits_for_the_interval(
 # --- a session whose state was emptied ------------------------------------------------------
 
 
+@pytest.mark.server
 def test_a_cleared_session_reads_its_view_back_from_the_link(tmp_path: Path) -> None:
     """Streamlit's ``clear_cache`` message also empties the sender's session state; the widget
     callbacks of the next rerun used to raise KeyError ('preset') into the server log."""

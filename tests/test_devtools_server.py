@@ -43,6 +43,7 @@ def test_free_port_can_be_bound() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_server_starts_healthy_logs_and_stops_by_pid(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     with running_server(log=log, env={"POSVIZ_TEST_MARKER": "1"}) as server:
@@ -58,6 +59,7 @@ def test_server_starts_healthy_logs_and_stops_by_pid(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_server_without_a_log_stops_when_the_block_raises() -> None:
     with pytest.raises(KeyError, match="in the block"), start_server() as server:
         assert is_healthy(server.url)
@@ -67,6 +69,7 @@ def test_server_without_a_log_stops_when_the_block_raises() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.server
 def test_failed_start_raises_and_names_the_log(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     with pytest.raises(RuntimeError, match=r"exited with .*see .*server\.log"):

@@ -31,6 +31,7 @@ from deploy.scaleout import (
 )
 from devtools.client import SessionLost, StreamlitSession
 
+pytestmark = pytest.mark.haproxy  # its own CI stage (.ci/run)
 REQUIRE_HAPROXY = os.environ.get("POSVIZ_REQUIRE_HAPROXY", "") not in ("", "0")
 TEXT = "Every effort moves you forward, and every effort moves the class with you."
 VIEW = View(text=TEXT, context_length=6, emb_dim=8, seed=7, stride=4, window=2, scheme="learned")

@@ -6,11 +6,14 @@ from collections.abc import Sequence
 
 import pytest
 import torch
-from reference import book_window
+from reference import book_attention, book_layers, book_window
 
+from posviz.attention import AttentionWeights, book_attention_weights
 from posviz.config import Settings, SettingsError
+from posviz.embeddings import SeededEmbeddings
 from posviz.presets import VERDICT_OPENING
-from posviz.view import build_view
+from posviz.tokenizer import encode
+from posviz.view import build_view, build_word_order
 
 # The book, section 2.8: the first batch over The Verdict (max_length=4, stride=4).
 VERDICT_WINDOW_2 = (10899, 2138, 257, 7026)
@@ -92,3 +95,47 @@ def test_the_tables_are_the_callers_choice() -> None:
     assert view.embeddings is not None
     expected = torch.tensor([[6109.0], [3626 + 1000], [6100 + 2000], [345 + 3000]]).expand(-1, 3)
     assert torch.equal(view.embeddings.input_embeddings, expected)
+
+
+@pytest.mark.parametrize("scheme", ["learned", "none"])
+def test_the_word_order_view_is_the_books_self_attention(scheme: str) -> None:
+    """build_word_order, the one path of the app and the command line: both texts' context
+    vectors equal the book's SelfAttention_v2 (seed 789) run on the book's tables."""
+    settings = Settings(
+        text="The dog bites the man",
+        compare_text="The man bites the dog",
+        context_length=8,
+        emb_dim=16,
+        scheme=scheme,  # type: ignore[arg-type]
+    )
+    pair = build_word_order(build_view(settings))
+    assert pair.status == "permutation" and pair.with_positions is not None
+    token_layer, pos_layer = book_layers(settings.seed, settings.emb_dim, settings.context_length)
+    module = book_attention(settings.emb_dim, settings.emb_dim).double()
+    for ids, context in (
+        (encode(settings.text), pair.with_positions.context_a),
+        (encode(settings.compare_text), pair.with_positions.context_b),
+    ):
+        with torch.no_grad():
+            x = token_layer(torch.tensor(ids))
+            if scheme == "learned":
+                x = x + pos_layer(torch.arange(len(ids)))
+            expected = module(x.double())
+        torch.testing.assert_close(context, expected, rtol=0, atol=1e-12)
+
+
+def test_the_word_order_view_uses_the_callers_tables_and_attention() -> None:
+    asked: list[object] = []
+
+    def tables(settings: Settings) -> SeededEmbeddings:
+        asked.append(settings.emb_dim)
+        return SeededEmbeddings.create(seed=settings.seed, emb_dim=settings.emb_dim)
+
+    def attention(emb_dim: int) -> AttentionWeights:
+        asked.append(("attention", emb_dim))
+        return book_attention_weights(d_in=emb_dim, d_out=emb_dim)
+
+    settings = Settings(text="The dog bites", compare_text="The bites dog", emb_dim=8)
+    view = build_view(settings, tables=tables)
+    assert build_word_order(view, tables=tables, attention=attention).status == "permutation"
+    assert asked == [8, 8, ("attention", 8)]

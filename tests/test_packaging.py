@@ -1,0 +1,169 @@
+"""posviz as an installed package: ``pip install .`` gives the ``posviz`` command, which starts
+the app from any folder (``posviz app``) and keeps the command line (``posviz --text ...``).
+
+The install test builds and installs the working tree into a fresh virtual environment (with
+this interpreter's packages visible, no build isolation, no index: nothing is downloaded),
+then runs everything from an empty folder elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+import websocket  # websocket-client
+from reference import book_window, token_ids
+
+from devtools.server import free_port, stop_process, wait_healthy
+from posviz.cli import app_command
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def _pins(lines: list[str]) -> dict[str, str]:
+    """name -> exact version of ``name==version`` requirement lines (local labels such as
+    ``+cpu`` and environment markers dropped)."""
+    pins = {}
+    for line in lines:
+        match = re.match(r"^([A-Za-z0-9_.-]+)==([^\s;+#]+)", line.strip())
+        if match:
+            pins[match[1].lower()] = match[2]
+    return pins
+
+
+def test_the_package_pins_what_requirements_txt_pins() -> None:
+    """``pip install -r requirements.txt`` (the set-up path) then ``pip install .`` installs
+    nothing more: every runtime pin is the same in both."""
+    requirements = (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    assert _pins(PYPROJECT["project"]["dependencies"]) == _pins(requirements)
+    assert "torch" in _pins(requirements)
+
+
+def test_the_packaged_settings_are_the_repositorys() -> None:
+    """``posviz app`` reads its Streamlit settings from the script's own folder; they must be
+    the ones ``streamlit run app.py`` reads at the repository root."""
+    packaged = ROOT / "posviz_app" / ".streamlit" / "config.toml"
+    assert packaged.read_bytes() == (ROOT / ".streamlit" / "config.toml").read_bytes()
+
+
+def test_everything_the_app_needs_is_package_data() -> None:
+    data = PYPROJECT["tool"]["setuptools"]["package-data"]
+    assert {"streamlit_app.py", ".streamlit/config.toml"} <= set(data["posviz_app"])
+    assert (
+        (ROOT / "posviz_app" / "streamlit_app.py")
+        .read_text(encoding="utf-8")
+        .endswith("from posviz_app.page import run\n\nrun()\n")
+    )
+    packages = set(PYPROJECT["tool"]["setuptools"]["packages"])
+    on_disk = {
+        ".".join(path.parent.relative_to(ROOT).parts)
+        for path in ROOT.glob("posviz*/**/__init__.py")
+    }
+    assert packages == on_disk
+
+
+def test_posviz_app_runs_the_packaged_script_with_streamlit() -> None:
+    command = app_command(["--server.port", "8502"])
+    assert command[:4] == [sys.executable, "-m", "streamlit", "run"]
+    assert Path(command[4]) == ROOT / "posviz_app" / "streamlit_app.py"
+    assert command[5:] == ["--server.port", "8502"]
+
+
+def _install(tmp_path: Path) -> Path:
+    """The working tree, copied and installed into a fresh venv; its ``bin`` folder."""
+    source = tmp_path / "source"
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.splitlines()  # fmt: skip
+    for name in listed:
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    venv = tmp_path / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+        check=True,
+    )
+    subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
+         "--no-index", "--no-build-isolation", str(source)],
+        check=True, timeout=300,
+    )  # fmt: skip
+    return venv / "bin"
+
+
+def _refuses_rebinding(port: int) -> bool:
+    """Whether the server refuses a websocket whose Host is not in ``server.allowedHosts``
+    (one of the packaged settings; Streamlit's default accepts it)."""
+    host = f"attacker.example:{port}"
+    try:
+        websocket.create_connection(
+            f"ws://127.0.0.1:{port}/_stcore/stream",
+            subprotocols=["streamlit"], origin=f"http://{host}", host=host, timeout=30,
+        ).close()  # fmt: skip
+    except websocket.WebSocketBadStatusException as error:
+        return error.status_code == 403
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.server
+def test_installed_posviz_works_from_another_folder(tmp_path: Path) -> None:
+    bin_dir = _install(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    where = subprocess.run(
+        [str(bin_dir / "python"), "-c", "import posviz, posviz_app; print(posviz.__file__)"],
+        cwd=elsewhere, env=env, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert str(tmp_path / "venv") in where, where  # the installed copy, not the repository's
+
+    text = "Every effort moves you"
+    subprocess.run(
+        [str(bin_dir / "posviz"), "--text", text, "--context-length", "4", "--csv", "m.csv"],
+        cwd=elsewhere, env=env, check=True, timeout=120,
+    )  # fmt: skip
+    subprocess.run(
+        [str(bin_dir / "python"), "-m", "posviz", "--text", text, "--context-length", "4",
+         "--npy", "m.npy"],
+        cwd=elsewhere, env=env, check=True, timeout=120,
+    )  # fmt: skip
+    expected = book_window(
+        "learned", seed=123, emb_dim=64, context_length=4, token_ids=token_ids(text)
+    )
+    np.testing.assert_array_equal(np.load(elsewhere / "m.npy"), np.stack(expected))
+    rows = (elsewhere / "m.csv").read_text(encoding="utf-8").splitlines()
+    assert rows[0].startswith("matrix,position,token,token_id,dim_0,") and len(rows) == 1 + 12
+
+    port = free_port()
+    app = subprocess.Popen(
+        [str(bin_dir / "posviz"), "app", "--server.port", str(port),
+         "--server.address", "127.0.0.1"],
+        cwd=elsewhere, env={**env, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(url, app, timeout=120)
+        from devtools.client import StreamlitSession
+
+        session = StreamlitSession(url, timeout=120)
+        try:
+            run = session.open({"text": text, "context_length": "4"})
+        finally:
+            session.close()
+        assert not run.errors, run.errors
+        assert any("effort" in body for body in run.markdown), run.markdown
+        assert _refuses_rebinding(port), "posviz app ran without its packaged settings"
+    finally:
+        stop_process(app)
