@@ -43,6 +43,7 @@ from posviz.geometry import build_geometry
 from posviz.gpt2.store import Gpt2Embeddings
 from posviz.plots.distance import distance_figure
 from posviz.plots.geometry import geometry_figure
+from posviz.view import build_view
 
 R = TypeVar("R")
 TEXT = "The cat sat on the mat. "  # repeated: a window of T tokens
@@ -70,10 +71,11 @@ def stand_in_gpt2(vocab: int, rows: int, emb_dim: int) -> Gpt2Embeddings:
 
 def figure_bytes(view: str, settings: Settings, tables: object, init: object, memo: Kept) -> int:
     """Settings to the figure's JSON, as the tab does it; returns the JSON's size."""
+    shown = build_view(settings, tables=lambda _: tables)  # as the page: the view, then the tab
     kwargs = {"tables": lambda _: tables, "init_tables": lambda _: init, "memo": memo}
     if view == "geometry":
-        return len(figure_json(geometry_figure(build_geometry(settings, **kwargs))))  # type: ignore[arg-type]
-    return len(figure_json(distance_figure(build_distance(settings, **kwargs))))  # type: ignore[arg-type]
+        return len(figure_json(geometry_figure(build_geometry(shown, **kwargs))))  # type: ignore[arg-type]
+    return len(figure_json(distance_figure(build_distance(shown, **kwargs))))  # type: ignore[arg-type]
 
 
 def measure(

@@ -79,7 +79,7 @@ from posviz.plots.geometry import geometry_figure
 from posviz.plots.heatmaps import embeddings_figure, similarity_figure
 from posviz.plots.word_order import compare_figure
 from posviz.tokenizer import TokenizerDataError
-from posviz.view import TablesFor, build_view, build_word_order, seeded_tables
+from posviz.view import TablesFor, View, build_view, build_word_order, seeded_tables
 
 _PROG = "python -m posviz"
 VIEWS = ("embeddings", "similarity", "compare", "geometry", "distance")
@@ -283,16 +283,16 @@ def _tables(store: Gpt2Store) -> TablesFor:
 
 
 def _shape_figure(
-    args: argparse.Namespace, settings: Settings, tables: EmbeddingTables
+    args: argparse.Namespace, view: View, tables: EmbeddingTables
 ) -> go.Figure | None:
     """The geometry or distance figure (``None`` for the other views), from the view's
     tables and the book's seeded ones for the random init."""
     if args.view == "geometry":
-        geometry = build_geometry(settings, tables=lambda _: tables, init_tables=seeded_tables)
+        geometry = build_geometry(view, tables=lambda _: tables, init_tables=seeded_tables)
         return geometry_figure(geometry, lecture=args.lecture)
     if args.view == "distance":
         distance = build_distance(
-            settings, beyond=args.beyond, tables=lambda _: tables, init_tables=seeded_tables
+            view, beyond=args.beyond, tables=lambda _: tables, init_tables=seeded_tables
         )
         return distance_figure(distance, lecture=args.lecture)
     return None
@@ -390,7 +390,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         comparison = (
             build_word_order(view, tables=lambda _: tables) if settings.compare_text else None
         )
-        shape = _shape_figure(args, settings, tables) if args.out is not None else None
+        shape = _shape_figure(args, view, tables) if args.out is not None else None
     except (SettingsError, DistanceError) as error:
         parser.error(str(error))
     except (TokenizerDataError, TorchFillError) as error:  # damaged files, or another torch

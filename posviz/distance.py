@@ -30,7 +30,7 @@ from typing import Final
 import torch
 
 from posviz.config import Settings
-from posviz.geometry import Memo, no_memo, per_table, view_and_tables
+from posviz.geometry import Memo, no_memo, per_table, tables_of
 from posviz.position_tables import (
     GPT2_POSITIONS,
     PositionalTable,
@@ -42,7 +42,7 @@ from posviz.position_tables import (
 )
 from posviz.schemes import ROPE_BASE
 from posviz.similarity import unit_rows
-from posviz.view import TablesFor, seeded_tables
+from posviz.view import TablesFor, View, seeded_tables
 
 MAX_BEYOND: Final = 1024  # positions past the context length the control offers, at most
 
@@ -162,26 +162,28 @@ class DistanceView:
 
 
 def build_distance(
-    settings: Settings,
+    view: View,
     *,
     beyond: int | None = None,
     tables: TablesFor = seeded_tables,
     init_tables: TablesFor = seeded_tables,
     memo: Memo = no_memo,
 ) -> DistanceView:
-    """The Distance & length view of ``settings`` with ``beyond`` positions past the context
-    length (default :func:`default_beyond`), checked and its window chosen by
-    :func:`~posviz.view.build_view` (whose errors it raises; ``ValueError`` for a ``beyond``
-    outside 0 … :data:`MAX_BEYOND`, or a blank text: RoPE's curve needs token vectors).
+    """Everything the Distance & length view shows for ``view`` (from
+    :func:`~posviz.view.build_view`), with ``beyond`` positions past the context length
+    (default :func:`default_beyond`). :class:`DistanceError` for a ``beyond`` outside
+    0 … :data:`MAX_BEYOND`, or a blank text (RoPE's curve needs the window's token vectors).
 
     ``tables``, ``init_tables`` and ``memo`` as for :func:`~posviz.geometry.build_geometry`.
 
-    >>> view = build_distance(Settings(context_length=8, emb_dim=4), beyond=2)
-    >>> [curve.kind for curve in view.curves], [curve.distances for curve in view.curves]
+    >>> from posviz.view import build_view
+    >>> distance = build_distance(build_view(Settings(context_length=8, emb_dim=4)), beyond=2)
+    >>> [curve.kind for curve in distance.curves], [c.distances for c in distance.curves]
     (['learned', 'sinusoidal', 'rope'], [8, 10, 10])
-    >>> view.ends[0].error
+    >>> distance.ends[0].error
     'IndexError: index out of range in self'
     """
+    settings = view.settings
     if beyond is None:
         beyond = default_beyond(settings.context_length)
     if isinstance(beyond, bool) or not isinstance(beyond, int) or not 0 <= beyond <= MAX_BEYOND:
@@ -189,10 +191,9 @@ def build_distance(
             f"beyond (positions past the context length) must be a whole number from 0 to "
             f"{MAX_BEYOND}, got {beyond!r}"
         )
-    view, view_tables, book_tables = view_and_tables(settings, tables, init_tables)
-    settings = view.settings
     if view.embeddings is None:
         raise DistanceError("the text is blank: RoPE's curve needs the window's token vectors")
+    view_tables, book_tables = tables_of(settings, tables, init_tables)
     rows, emb_dim = settings.context_length, settings.emb_dim
     learned = learned_table(
         book_tables(settings), seed=settings.seed, context_length=rows, emb_dim=emb_dim

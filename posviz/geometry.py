@@ -31,7 +31,7 @@ from typing import Final, Protocol, TypeVar
 
 import torch
 
-from posviz.config import Settings, validate
+from posviz.config import Settings
 from posviz.pipeline import EmbeddingTables
 from posviz.position_tables import (
     PositionalTable,
@@ -43,7 +43,7 @@ from posviz.position_tables import (
     zeros_table,
 )
 from posviz.similarity import unit_rows
-from posviz.view import TablesFor, View, build_view, seeded_tables
+from posviz.view import TablesFor, View, seeded_tables
 
 VARIANCE_SHARE: Final = 0.9  # "how many directions hold 90 % of the variance"
 COMPONENT_FLOOR: Final = 1e-6  # a component below this share of the largest is noise: not shown
@@ -229,20 +229,17 @@ def contrast_table(settings: Settings, init_tables: TablesFor) -> PositionalTabl
     return learned_table(init, seed=settings.seed, context_length=rows, emb_dim=emb_dim)
 
 
-def view_and_tables(
+def tables_of(
     settings: Settings, tables: TablesFor, init_tables: TablesFor
-) -> tuple[View, EmbeddingTables, TablesFor]:
-    """The window of ``settings`` (:func:`~posviz.view.build_view`), the view's tables, and
-    where the book's seeded tables come from (the view's own with ``weights="init"``):
-    each table is asked for once."""
-    validate(settings)  # before asking for tables: bad settings raise SettingsError
+) -> tuple[EmbeddingTables, TablesFor]:
+    """The view's tables, and where the book's seeded ones come from (the view's own with
+    ``weights="init"``, so each is asked for once)."""
     view_tables = tables(settings)
-    view = build_view(settings, tables=lambda _: view_tables)
 
     def book_tables(shown: Settings) -> EmbeddingTables:
         return view_tables if shown.weights == "init" else init_tables(shown)
 
-    return view, view_tables, book_tables
+    return view_tables, book_tables
 
 
 def per_table(
@@ -256,24 +253,25 @@ def per_table(
 
 
 def build_geometry(
-    settings: Settings,
+    view: View,
     *,
     tables: TablesFor = seeded_tables,
     init_tables: TablesFor = seeded_tables,
     memo: Memo = no_memo,
 ) -> GeometryView:
-    """The Geometry view of ``settings``, checked and its window chosen by
-    :func:`~posviz.view.build_view` (whose errors it raises).
+    """Everything the Geometry view shows for ``view`` (from :func:`~posviz.view.build_view`).
 
-    ``tables`` gives the view's tables (GPT-2's with ``weights="gpt2"``), ``init_tables``
-    the book's seeded ones for the random-init contrast; ``memo`` may keep results per table.
+    ``tables`` gives the view's tables (GPT-2's with ``weights="gpt2"``), as for
+    ``build_view``; ``init_tables`` the book's seeded ones for the random-init contrast;
+    ``memo`` may keep results per table (the app keeps them for every session).
 
-    >>> geometry = build_geometry(Settings(context_length=8, emb_dim=4))
+    >>> from posviz.view import build_view
+    >>> geometry = build_geometry(build_view(Settings(context_length=8, emb_dim=4)))
     >>> geometry.main.table.label, geometry.contrast.table.label
     ('learned, random init (seed 123)', 'sinusoidal (formula)')
     """
-    view, view_tables, book_tables = view_and_tables(settings, tables, init_tables)
     settings = view.settings
+    view_tables, book_tables = tables_of(settings, tables, init_tables)
     main = scheme_table(settings, view_tables)
     contrast = contrast_table(settings, book_tables)
     cosines: tuple[TokenCosines, ...] = ()

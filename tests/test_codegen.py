@@ -24,14 +24,27 @@ from posviz.batching import make_batch
 from posviz.codegen import BOOK_CH02_URL, reproduction_script, text_literal
 from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, compare_order
 from posviz.config import SCHEMES, Settings, SettingsError, for_weights
-from posviz.distance import build_distance
+from posviz.distance import DistanceView, build_distance
 from posviz.embeddings import SeededEmbeddings
-from posviz.geometry import build_geometry
+from posviz.geometry import GeometryView, build_geometry
 from posviz.gpt2.store import Gpt2Store
 from posviz.pipeline import WindowEmbeddings
 from posviz.presets import PRESETS, VERDICT_OPENING
 from posviz.tokenizer import encode
-from posviz.view import build_view
+from posviz.view import build_view, seeded_tables
+
+
+def geometry_of(settings: Settings, **options: Any) -> GeometryView:
+    """``build_view``, then ``build_geometry`` with the same tables, as the app and the CLI."""
+    tables = options.get("tables", seeded_tables)
+    return build_geometry(build_view(settings, tables=tables), **options)
+
+
+def distance_of(settings: Settings, **options: Any) -> DistanceView:
+    """``build_view``, then ``build_distance`` with the same tables, as the app and the CLI."""
+    tables = options.get("tables", seeded_tables)
+    return build_distance(build_view(settings, tables=tables), **options)
+
 
 HOSTILE_TEXTS = [
     pytest.param("He said \"hi\" and 'bye'", id="quotes"),
@@ -350,7 +363,7 @@ SHAPE_CASES = [
 
 
 def _assert_geometry(theirs: dict[str, Any], settings: Settings) -> None:
-    ours = build_geometry(settings)
+    ours = geometry_of(settings)
     shown = {ours.main.table.kind: ours.main, ours.contrast.table.kind: ours.contrast}
     if settings.scheme == "none":
         shown.pop("none")  # all zeros: the script has nothing to project either
@@ -370,7 +383,7 @@ def _assert_geometry(theirs: dict[str, Any], settings: Settings) -> None:
 def _assert_distance(
     theirs: dict[str, Any], past_the_end: str, settings: Settings, beyond: int
 ) -> None:
-    ours = build_distance(settings, beyond=beyond)
+    ours = distance_of(settings, beyond=beyond)
     assert list(theirs) == [c.kind for c in ours.curves]
     for curve in ours.curves:
         mean, smallest, largest = theirs[curve.kind]
@@ -418,7 +431,7 @@ def test_gpt2_geometry_and_distance_scripts_read_the_same_tensors(
         reproduction_script(settings, gpt2_revision=tables.commit, view="distance", beyond=8),
     ]
     (geometry, distance), stdout = run_scripts_saved(scripts, tmp_path, no_proxy="127.0.0.1")
-    ours = build_geometry(settings, tables=lambda _: tables)
+    ours = geometry_of(settings, tables=lambda _: tables)
     assert set(geometry["geometry"]) == {"gpt2", "learned"}
     for name, shape in (("gpt2", ours.main), ("learned", ours.contrast)):
         script = geometry["geometry"][name]
@@ -430,7 +443,7 @@ def test_gpt2_geometry_and_distance_scripts_read_the_same_tensors(
         window, sample = geometry["cosines"][name]
         assert window == pytest.approx(by[(label, "window")], abs=1e-6)
         assert sample == pytest.approx(by[(label, "sample")], abs=1e-6)
-    curves = build_distance(settings, beyond=8, tables=lambda _: tables).curves
+    curves = distance_of(settings, beyond=8, tables=lambda _: tables).curves
     assert list(distance["distance"]) == ["learned", "sinusoidal", "rope", "gpt2"]
     mean, smallest, largest = distance["distance"]["gpt2"]
     assert len(mean) == 1024  # T + 8 would pass GPT-2's 1,024 positions

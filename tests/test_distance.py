@@ -5,6 +5,8 @@ error is the one nn.Embedding(T, d) raises."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import torch
@@ -23,6 +25,14 @@ from posviz.distance import DistanceError, DistanceView, build_distance, distanc
 from posviz.gpt2.store import Gpt2Store
 from posviz.position_tables import PositionalTable
 from posviz.tokenizer import encode
+from posviz.view import build_view, seeded_tables
+
+
+def distance_of(settings: Settings, **options: Any) -> DistanceView:
+    """``build_view``, then ``build_distance`` with the same tables, as the app and the CLI."""
+    tables = options.get("tables", seeded_tables)
+    return build_distance(build_view(settings, tables=tables), **options)
+
 
 TEXT = "A rose is a rose is a rose. The cat sat on the mat."
 # (T, d, E): even and odd d, no positions past T, more past T than T itself
@@ -53,7 +63,7 @@ def window_vectors(seed: int, rows: int, emb_dim: int) -> np.ndarray:
 )
 def test_every_curve_against_numpy(scheme: str, rows: int, emb_dim: int, beyond: int) -> None:
     settings = Settings(text=TEXT, context_length=rows, emb_dim=emb_dim, seed=9, scheme=scheme)  # type: ignore[arg-type]
-    view = build_distance(settings, beyond=beyond)
+    view = distance_of(settings, beyond=beyond)
     learned, sin, rope = view.curves
     assert [c.kind for c in view.curves] == ["learned", "sinusoidal", "rope"]
     assert (learned.distances, sin.distances, rope.distances) == (
@@ -73,7 +83,7 @@ def test_every_curve_against_numpy(scheme: str, rows: int, emb_dim: int, beyond:
 
 
 def test_the_sinusoidal_band_is_flat_and_the_random_one_is_not() -> None:
-    view = build_distance(Settings(context_length=64, emb_dim=32), beyond=16)
+    view = distance_of(Settings(context_length=64, emb_dim=32), beyond=16)
     learned, sin, _ = view.curves
     _, low_ref, high_ref = cosines_by_distance(sinusoidal(80, 32).numpy())
     assert np.max(high_ref - low_ref) < 1e-6  # translation invariance (even d; float32 table)
@@ -84,14 +94,14 @@ def test_the_sinusoidal_band_is_flat_and_the_random_one_is_not() -> None:
 
 def test_an_odd_d_breaks_the_sinusoidal_invariance_and_the_band_shows_it() -> None:
     """An odd d's last dimension is a sine without its cosine: rows no longer have one length."""
-    sin = build_distance(Settings(context_length=64, emb_dim=3), beyond=0).curves[1]
+    sin = distance_of(Settings(context_length=64, emb_dim=3), beyond=0).curves[1]
     _, low_ref, high_ref = cosines_by_distance(sinusoidal(64, 3).numpy())
     assert sin.spread == pytest.approx(float(np.max(high_ref - low_ref)), abs=ATOL)
     assert sin.spread > 1e-3
 
 
 def test_past_the_context_length_is_torchs_own_error() -> None:
-    view = build_distance(Settings(context_length=12, emb_dim=5), beyond=3)
+    view = distance_of(Settings(context_length=12, emb_dim=5), beyond=3)
     ends = {end.kind: end for end in view.ends}
     assert ends["learned"].rows == 12
     assert ends["learned"].error == embedding_error_past_the_end(12, 5)
@@ -101,19 +111,19 @@ def test_past_the_context_length_is_torchs_own_error() -> None:
 
 
 def test_the_default_is_a_quarter_of_the_context_length() -> None:
-    view = build_distance(Settings(context_length=20, emb_dim=4))
+    view = distance_of(Settings(context_length=20, emb_dim=4))
     assert view.beyond == 5 and view.curves[1].distances == 25
 
 
 @pytest.mark.parametrize("beyond", [-1, 1025, 2.5, True])
 def test_a_bad_beyond_says_what_is_allowed(beyond: object) -> None:
     with pytest.raises(DistanceError, match="from 0 to 1024"):
-        build_distance(Settings(context_length=4, emb_dim=4), beyond=beyond)  # type: ignore[arg-type]
+        distance_of(Settings(context_length=4, emb_dim=4), beyond=beyond)  # type: ignore[arg-type]
 
 
 def test_a_blank_text_has_no_token_vectors_for_rope() -> None:
     with pytest.raises(DistanceError, match="blank"):
-        build_distance(Settings(text="  ", context_length=4, emb_dim=4))
+        distance_of(Settings(text="  ", context_length=4, emb_dim=4))
 
 
 def test_a_zero_row_has_cosine_zero() -> None:
@@ -131,8 +141,8 @@ def test_memo_keeps_the_tables_curves_not_ropes() -> None:
             kept[key] = compute()
         return kept[key]
 
-    first = build_distance(Settings(context_length=8, emb_dim=4), beyond=2, memo=memo)
-    second = build_distance(
+    first = distance_of(Settings(context_length=8, emb_dim=4), beyond=2, memo=memo)
+    second = distance_of(
         Settings(text="Other words here", context_length=8, emb_dim=4), beyond=2, memo=memo
     )
     assert second.curves[0] is first.curves[0] and second.curves[1] is first.curves[1]
@@ -145,7 +155,7 @@ def test_memo_keeps_the_tables_curves_not_ropes() -> None:
 
 def _gpt2_view(settings: Settings, beyond: int) -> DistanceView:
     tables = Gpt2Store().tables()
-    return build_distance(for_weights(settings, "gpt2"), beyond=beyond, tables=lambda _: tables)
+    return distance_of(for_weights(settings, "gpt2"), beyond=beyond, tables=lambda _: tables)
 
 
 @pytest.mark.parametrize(("rows", "beyond", "shown"), [(20, 6, 26), (1020, 10, 1024)])

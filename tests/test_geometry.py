@@ -5,6 +5,7 @@ values numpy's SVD, for every scheme and for GPT-2's view on the loopback stand-
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,6 +24,14 @@ from posviz.geometry import (
 from posviz.gpt2.store import Gpt2Store
 from posviz.position_tables import PositionalTable
 from posviz.tokenizer import encode
+from posviz.view import build_view, seeded_tables
+
+
+def geometry_of(settings: Settings, **options: Any) -> GeometryView:
+    """``build_view``, then ``build_geometry`` with the same tables, as the app and the CLI."""
+    tables = options.get("tables", seeded_tables)
+    return build_geometry(build_view(settings, tables=tables), **options)
+
 
 # T > d, T < d, odd d, T of 1 to 3 (fewer than three components), GPT-2's full size below.
 SIZES = [(16, 8), (6, 20), (33, 7), (1, 4), (2, 5), (3, 3), (64, 64)]
@@ -67,7 +76,7 @@ def assert_matches_numpy(shape: TableGeometry, table: torch.Tensor) -> None:
 @pytest.mark.parametrize(("rows", "emb_dim"), SIZES, ids=[f"T{t}-d{d}" for t, d in SIZES])
 def test_every_scheme_against_numpy(scheme: str, rows: int, emb_dim: int) -> None:
     settings = Settings(context_length=rows, emb_dim=emb_dim, seed=7, scheme=scheme)  # type: ignore[arg-type]
-    view = build_geometry(settings)
+    view = geometry_of(settings)
     table = reference_table(scheme, seed=7, rows=rows, emb_dim=emb_dim)
     assert torch.allclose(view.main.table.table, table, atol=1e-6, rtol=0)
     assert_matches_numpy(view.main, table)
@@ -81,20 +90,20 @@ def test_every_scheme_against_numpy(scheme: str, rows: int, emb_dim: int) -> Non
 
 
 def test_the_learned_table_is_the_books_bit_for_bit() -> None:
-    view = build_geometry(Settings(context_length=12, emb_dim=9, seed=3))
+    view = geometry_of(Settings(context_length=12, emb_dim=9, seed=3))
     assert torch.equal(view.main.table.table, book_tables(3, 9, 12)[1])
 
 
 def test_full_size_against_numpy() -> None:
     """GPT-2's shape, T = 1024 and d = 768 (the [d, d] Gram matrix)."""
     for scheme in ("learned", "sinusoidal"):
-        view = build_geometry(Settings(context_length=1024, emb_dim=768, scheme=scheme))  # type: ignore[arg-type]
+        view = geometry_of(Settings(context_length=1024, emb_dim=768, scheme=scheme))  # type: ignore[arg-type]
         table = reference_table(scheme, seed=123, rows=1024, emb_dim=768)
         assert_matches_numpy(view.main, table)
 
 
 def test_the_sign_makes_the_largest_coordinate_positive() -> None:
-    shape = build_geometry(Settings(context_length=40, emb_dim=16, scheme="sinusoidal")).main
+    shape = geometry_of(Settings(context_length=40, emb_dim=16, scheme="sinusoidal")).main
     points = shape.points.numpy()
     for column in range(3):
         biggest = np.argmax(np.abs(points[:, column]))
@@ -105,7 +114,7 @@ def test_the_sign_makes_the_largest_coordinate_positive() -> None:
 
 def test_a_cloud_and_a_curve() -> None:
     """The step ratio: RMS distance of neighbours over RMS distance of any two rows."""
-    view = build_geometry(Settings(context_length=128, emb_dim=32))
+    view = geometry_of(Settings(context_length=128, emb_dim=32))
     for shape in (view.main, view.contrast):
         x = shape.table.table.double().numpy()
         steps = np.sqrt(np.mean(np.sum(np.diff(x, axis=0) ** 2, axis=1)))
@@ -118,7 +127,7 @@ def test_a_cloud_and_a_curve() -> None:
 
 
 def test_nothing_to_project_for_none() -> None:
-    shape = build_geometry(Settings(context_length=8, emb_dim=4, scheme="none")).main
+    shape = geometry_of(Settings(context_length=8, emb_dim=4, scheme="none")).main
     assert shape.components == 0 and shape.directions_90 == 0 and shape.step_ratio is None
     assert torch.equal(shape.points, torch.zeros(8, 3, dtype=torch.float64))
     assert float(shape.variance_shares.sum()) == 0.0
@@ -131,7 +140,7 @@ def test_bad_settings_raise_before_any_table_is_made() -> None:
         asked.append(settings)
 
     with pytest.raises(SettingsError, match="emb_dim must be from 2"):
-        build_geometry(Settings(emb_dim=1), tables=tables)  # type: ignore[arg-type]
+        geometry_of(Settings(emb_dim=1), tables=tables)  # type: ignore[arg-type]
     assert asked == []
 
 
@@ -146,8 +155,8 @@ def test_memo_keeps_one_result_per_table() -> None:
         return kept[key]
 
     settings = Settings(context_length=10, emb_dim=6, seed=5)
-    first = build_geometry(settings, memo=memo)
-    second = build_geometry(replace(settings, text="Another text altogether"), memo=memo)
+    first = geometry_of(settings, memo=memo)
+    second = geometry_of(replace(settings, text="Another text altogether"), memo=memo)
     assert second.main is first.main and second.contrast is first.contrast
     assert sorted(kept, key=str) == [
         ("geometry", "learned", 5, 6, 10),
@@ -161,7 +170,7 @@ def test_memo_keeps_one_result_per_table() -> None:
 
 def _gpt2_view(settings: Settings) -> GeometryView:
     tables = Gpt2Store().tables()
-    return build_geometry(for_weights(settings, "gpt2"), tables=lambda _: tables)
+    return geometry_of(for_weights(settings, "gpt2"), tables=lambda _: tables)
 
 
 def _abs_cosines(positions: np.ndarray, tokens: np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -13,12 +14,26 @@ import pytest
 from reference import centred_pca, cosines_by_distance, same_up_to_sign, sinusoidal
 
 from posviz.config import Settings
-from posviz.distance import build_distance
+from posviz.distance import DistanceView, build_distance
 from posviz.embeddings import SeededEmbeddings
 from posviz.export import figure_json
-from posviz.geometry import build_geometry
+from posviz.geometry import GeometryView, build_geometry
 from posviz.plots.distance import distance_figure
 from posviz.plots.geometry import geometry_figure
+from posviz.view import build_view, seeded_tables
+
+
+def geometry_of(settings: Settings, **options: Any) -> GeometryView:
+    """``build_view``, then ``build_geometry`` with the same tables, as the app and the CLI."""
+    tables = options.get("tables", seeded_tables)
+    return build_geometry(build_view(settings, tables=tables), **options)
+
+
+def distance_of(settings: Settings, **options: Any) -> DistanceView:
+    """``build_view``, then ``build_distance`` with the same tables, as the app and the CLI."""
+    tables = options.get("tables", seeded_tables)
+    return build_distance(build_view(settings, tables=tables), **options)
+
 
 Decode = Callable[[object], np.ndarray]
 BUDGET = 1_500_000  # bytes of figure JSON a view may send (issue 16)
@@ -34,7 +49,7 @@ def spec(figure: go.Figure) -> dict[str, object]:
 def test_geometry_scatters_are_numpys_projection(
     decode_array: Decode, stacked: bool, lecture: bool
 ) -> None:
-    view = build_geometry(Settings(context_length=48, emb_dim=16))
+    view = geometry_of(Settings(context_length=48, emb_dim=16))
     data = spec(geometry_figure(view, lecture=lecture, stacked=stacked))["data"]
     scatters = [t for t in data if t["type"] == "scatter3d"]  # type: ignore[index]
     assert [t["name"] for t in scatters] == [
@@ -56,7 +71,7 @@ def test_geometry_scatters_are_numpys_projection(
 
 
 def test_geometry_singular_values_and_lengths(decode_array: Decode) -> None:
-    view = build_geometry(Settings(context_length=40, emb_dim=24, scheme="sinusoidal"))
+    view = geometry_of(Settings(context_length=40, emb_dim=24, scheme="sinusoidal"))
     figure = spec(geometry_figure(view))
     lines = [t for t in figure["data"] if t["type"] == "scatter"]  # type: ignore[index]
     named = {t["name"] for t in lines if t.get("showlegend", True)}
@@ -77,7 +92,7 @@ def test_geometry_singular_values_and_lengths(decode_array: Decode) -> None:
 
 def test_a_table_of_zeros_says_there_is_nothing_to_project() -> None:
     figure = spec(
-        geometry_figure(build_geometry(Settings(context_length=8, emb_dim=4, scheme="none")))
+        geometry_figure(geometry_of(Settings(context_length=8, emb_dim=4, scheme="none")))
     )
     scatters = [t for t in figure["data"] if t["type"] == "scatter3d"]  # type: ignore[index]
     assert [t["name"] for t in scatters] == ["learned, random init (seed 123)"]  # the contrast only
@@ -87,7 +102,7 @@ def test_a_table_of_zeros_says_there_is_nothing_to_project() -> None:
 
 def test_without_the_spectrum_only_the_scenes() -> None:
     figure = spec(
-        geometry_figure(build_geometry(Settings(context_length=8, emb_dim=4)), spectrum=False)
+        geometry_figure(geometry_of(Settings(context_length=8, emb_dim=4)), spectrum=False)
     )
     assert {t["type"] for t in figure["data"]} == {"scatter3d"}  # type: ignore[index]
     assert figure["layout"]["showlegend"] is False  # type: ignore[index]
@@ -95,7 +110,7 @@ def test_without_the_spectrum_only_the_scenes() -> None:
 
 @pytest.mark.parametrize("stacked", [False, True])
 def test_distance_lines_and_bands_are_numpys(decode_array: Decode, stacked: bool) -> None:
-    view = build_distance(Settings(context_length=24, emb_dim=8), beyond=6)
+    view = distance_of(Settings(context_length=24, emb_dim=8), beyond=6)
     figure = spec(distance_figure(view, stacked=stacked))
     data = figure["data"]
     lines = [t for t in data if t.get("hovertemplate")]  # type: ignore[union-attr]
@@ -120,7 +135,7 @@ def test_distance_lines_and_bands_are_numpys(decode_array: Decode, stacked: bool
 
 
 def test_no_shading_without_positions_past_the_context_length() -> None:
-    figure = spec(distance_figure(build_distance(Settings(context_length=8, emb_dim=4), beyond=0)))
+    figure = spec(distance_figure(distance_of(Settings(context_length=8, emb_dim=4), beyond=0)))
     assert (
         figure["layout"].get("shapes", []) == [] and figure["layout"].get("annotations", []) == []
     )  # type: ignore[union-attr]
@@ -132,8 +147,8 @@ def test_both_views_send_under_the_budget_at_gpt2_size() -> None:
     page sends for each figure (bytes, exact)."""
     tables = SeededEmbeddings.create(seed=123, emb_dim=768)
     settings = Settings(text="The cat sat on the mat. " * 260, context_length=1024, emb_dim=768)
-    geometry = build_geometry(settings, tables=lambda _: tables)
-    distance = build_distance(settings, tables=lambda _: tables)
+    geometry = geometry_of(settings, tables=lambda _: tables)
+    distance = distance_of(settings, tables=lambda _: tables)
     sizes = [
         len(figure_json(geometry_figure(geometry))),
         len(figure_json(geometry_figure(geometry, stacked=True, lecture=True))),

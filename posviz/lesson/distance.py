@@ -3,7 +3,8 @@
 
 >>> from posviz.config import Settings
 >>> from posviz.distance import build_distance
->>> view = build_distance(Settings(context_length=32, emb_dim=16), beyond=8)
+>>> from posviz.view import build_view
+>>> view = build_distance(build_view(Settings(context_length=32, emb_dim=16)), beyond=8)
 >>> print(band_sentence(view.curves[0]))
 **learned, random init (seed 123)**: at one distance the cosine varies by up to 1.17 over i: \
 it depends on where the two positions are, not only on how far apart.

@@ -3,7 +3,8 @@
 
 >>> from posviz.config import Settings
 >>> from posviz.geometry import build_geometry
->>> view = build_geometry(Settings(context_length=64, emb_dim=16, scheme="sinusoidal"))
+>>> from posviz.view import build_view
+>>> view = build_geometry(build_view(Settings(context_length=64, emb_dim=16, scheme="sinusoidal")))
 >>> print(shape_sentence(view.main))
 **sinusoidal (formula)**: 90 % of the variance of its 64 centred rows lies in **6 of 16** \
 directions; the three drawn hold 55 %.
