@@ -17,6 +17,7 @@ import pytest
 import torch
 from reference import BOOK_2_8_INPUTS, book_window
 from reproduce import NAMES, run_scripts, run_scripts_saved
+from shape_views import distance_of, geometry_of
 
 from devtools.fake_hub import COMMIT, Blob, FakeHub
 from posviz.attention import book_attention_weights
@@ -24,27 +25,12 @@ from posviz.batching import make_batch
 from posviz.codegen import BOOK_CH02_URL, reproduction_script, text_literal
 from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, compare_order
 from posviz.config import SCHEMES, Settings, SettingsError, for_weights
-from posviz.distance import DistanceView, build_distance
 from posviz.embeddings import SeededEmbeddings
-from posviz.geometry import GeometryView, build_geometry
 from posviz.gpt2.store import Gpt2Store
 from posviz.pipeline import WindowEmbeddings
 from posviz.presets import PRESETS, VERDICT_OPENING
 from posviz.tokenizer import encode
-from posviz.view import build_view, seeded_tables
-
-
-def geometry_of(settings: Settings, **options: Any) -> GeometryView:
-    """``build_view``, then ``build_geometry`` with the same tables, as the app and the CLI."""
-    tables = options.get("tables", seeded_tables)
-    return build_geometry(build_view(settings, tables=tables), **options)
-
-
-def distance_of(settings: Settings, **options: Any) -> DistanceView:
-    """``build_view``, then ``build_distance`` with the same tables, as the app and the CLI."""
-    tables = options.get("tables", seeded_tables)
-    return build_distance(build_view(settings, tables=tables), **options)
-
+from posviz.view import build_view
 
 HOSTILE_TEXTS = [
     pytest.param("He said \"hi\" and 'bye'", id="quotes"),

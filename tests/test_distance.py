@@ -5,8 +5,6 @@ error is the one nn.Embedding(T, d) raises."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
 import torch
@@ -18,21 +16,14 @@ from reference import (
     rope_scores,
     sinusoidal,
 )
+from shape_views import distance_of
 
 from devtools.fake_hub import Blob, FakeHub
 from posviz.config import SCHEMES, Settings, for_weights
-from posviz.distance import DistanceError, DistanceView, build_distance, distance_curve
+from posviz.distance import DistanceError, DistanceView, distance_curve
 from posviz.gpt2.store import Gpt2Store
 from posviz.position_tables import PositionalTable
 from posviz.tokenizer import encode
-from posviz.view import build_view, seeded_tables
-
-
-def distance_of(settings: Settings, **options: Any) -> DistanceView:
-    """``build_view``, then ``build_distance`` with the same tables, as the app and the CLI."""
-    tables = options.get("tables", seeded_tables)
-    return build_distance(build_view(settings, tables=tables), **options)
-
 
 TEXT = "A rose is a rose is a rose. The cat sat on the mat."
 # (T, d, E): even and odd d, no positions past T, more past T than T itself

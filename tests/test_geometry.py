@@ -5,12 +5,12 @@ values numpy's SVD, for every scheme and for GPT-2's view on the loopback stand-
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pytest
 import torch
 from reference import book_tables, centred_pca, rope_cos_sin, same_up_to_sign, sinusoidal
+from shape_views import geometry_of
 
 from devtools.fake_hub import Blob, FakeHub
 from posviz.config import SCHEMES, Settings, SettingsError, for_weights
@@ -19,19 +19,10 @@ from posviz.geometry import (
     GeometryView,
     TableGeometry,
     analyse_table,
-    build_geometry,
 )
 from posviz.gpt2.store import Gpt2Store
 from posviz.position_tables import PositionalTable
 from posviz.tokenizer import encode
-from posviz.view import build_view, seeded_tables
-
-
-def geometry_of(settings: Settings, **options: Any) -> GeometryView:
-    """``build_view``, then ``build_geometry`` with the same tables, as the app and the CLI."""
-    tables = options.get("tables", seeded_tables)
-    return build_geometry(build_view(settings, tables=tables), **options)
-
 
 # T > d, T < d, odd d, T of 1 to 3 (fewer than three components), GPT-2's full size below.
 SIZES = [(16, 8), (6, 20), (33, 7), (1, 4), (2, 5), (3, 3), (64, 64)]

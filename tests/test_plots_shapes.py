@@ -6,34 +6,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 from reference import centred_pca, cosines_by_distance, same_up_to_sign, sinusoidal
+from shape_views import distance_of, geometry_of
 
 from posviz.config import Settings
-from posviz.distance import DistanceView, build_distance
 from posviz.embeddings import SeededEmbeddings
 from posviz.export import figure_json
-from posviz.geometry import GeometryView, build_geometry
 from posviz.plots.distance import distance_figure
 from posviz.plots.geometry import geometry_figure
-from posviz.view import build_view, seeded_tables
-
-
-def geometry_of(settings: Settings, **options: Any) -> GeometryView:
-    """``build_view``, then ``build_geometry`` with the same tables, as the app and the CLI."""
-    tables = options.get("tables", seeded_tables)
-    return build_geometry(build_view(settings, tables=tables), **options)
-
-
-def distance_of(settings: Settings, **options: Any) -> DistanceView:
-    """``build_view``, then ``build_distance`` with the same tables, as the app and the CLI."""
-    tables = options.get("tables", seeded_tables)
-    return build_distance(build_view(settings, tables=tables), **options)
-
 
 Decode = Callable[[object], np.ndarray]
 BUDGET = 1_500_000  # bytes of figure JSON a view may send (issue 16)
