@@ -130,7 +130,7 @@ def rope_curve(token_embeddings: torch.Tensor, *, rows: int) -> DistanceCurve:
     distances = torch.arange(rows, dtype=torch.float64)[:, None]  # [P, 1]
     score = torch.cos(distances * theta) @ pair_weights + energy[2 * half :].sum()  # [P]
     score = score.clamp(-1.0, 1.0)
-    label = f"RoPE (one token vector rotated, mean over {n} tokens)"
+    label = f"RoPE ({n} token vector{'s' if n > 1 else ''})"
     return DistanceCurve("rope", label, score, score.clone(), score.clone())
 
 

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from functools import wraps
-from typing import TypedDict
+from typing import Final, TypedDict, TypeVar, cast
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -22,6 +22,7 @@ from streamlit.delta_generator import DeltaGenerator
 from posviz.attention import AttentionWeights
 from posviz.batching import Batch
 from posviz.codegen import BOOK_CH02_NOTEBOOK_URL, BOOK_CH02_URL, reproduction_script
+from posviz.codegen_shapes import CodeView
 from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
@@ -36,9 +37,13 @@ from posviz.config import (
     settings_from_widgets,
     widget_values,
 )
+from posviz.distance import MAX_BEYOND, build_distance, default_beyond
 from posviz.embeddings import SeededEmbeddings, TorchFillError
 from posviz.export import figure_html, matrices_csv, matrices_npy
+from posviz.geometry import build_geometry
 from posviz.gpt2.store import Gpt2Embeddings, Gpt2Store, Gpt2Unavailable
+from posviz.lesson import distance as distance_lesson
+from posviz.lesson import geometry as geometry_lesson
 from posviz.lesson.gpt2 import (
     EMB_DIM_FIXED,
     FALLBACK,
@@ -69,10 +74,12 @@ from posviz.lesson.word_order import (
     status_message,
 )
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings
+from posviz.plots.distance import distance_figure
+from posviz.plots.geometry import geometry_figure
 from posviz.plots.heatmaps import embeddings_figure, similarity_figure
 from posviz.plots.word_order import compare_figure
 from posviz.presets import PRESETS, matching_preset
-from posviz.query import query_from_settings, read_link, text_fits_in_link
+from posviz.query import TABS, query_from_settings, read_link, text_fits_in_link
 from posviz.similarity import cosine_similarity, first_repeat, neighbour_similarity
 from posviz.token_text import for_markdown, readable
 from posviz.tokenizer import TokenizerDataError, token_texts
@@ -81,6 +88,15 @@ from posviz_app import runtime
 
 CUSTOM = "Your own text"
 WORD_ORDER = "Word order"  # the compare tab
+TAB_LABELS: Final = dict(  # tab= in a link (posviz.query.TABS) -> the tab's label, in order
+    zip(
+        TABS,
+        ("Embeddings", "Similarity", "Geometry", "Distance & length", WORD_ORDER,
+         "Show the code", "Download"),
+        strict=True,
+    )
+)  # fmt: skip
+R = TypeVar("R")
 CHIPS_SHOWN = 64  # token chips before "and N more" (lecture mode: 24, they are larger)
 LECTURE_CHIPS_SHOWN = 24
 # One static style block, the only HTML posviz sends; it holds no user text and
@@ -241,6 +257,8 @@ def init_state() -> list[str]:
         st.session_state["step"] = link.step - 1  # links count steps from 1
     if link.settings.compare_text:  # a link with a second text opens the compare tab
         st.session_state["view"] = WORD_ORDER
+    if link.tab is not None:  # unless it names a tab
+        st.session_state["view"] = TAB_LABELS[link.tab]
     return list(link.notices)
 
 
@@ -636,6 +654,71 @@ def compare_view(view: View, tables: TablesFor, *, lecture: bool) -> None:
     explain(ATTENTION_NOTE, lecture=lecture)
 
 
+@st.cache_resource(max_entries=24, show_spinner=False)
+def _kept(key: tuple[object, ...], _compute: Callable[[], object]) -> object:
+    """One result per positional table, for every session: its geometry (with the table: 3 MB
+    at T = 1024, d = 768), its distance curve, GPT-2's cosines (see posviz.geometry.Memo)."""
+    return _compute()
+
+
+def kept(key: tuple[object, ...], compute: Callable[[], R]) -> R:
+    """:class:`posviz.geometry.Memo` over ``st.cache_resource``."""
+    return cast(R, _kept(key, compute))
+
+
+def geometry_view(view: View, tables: TablesFor) -> None:
+    """The Geometry tab: the positional table's principal components beside a contrasting
+    table, their singular values and row lengths, and what the numbers say."""
+    geometry = build_geometry(view, tables=tables, init_tables=tables_for, memo=kept)
+    explain(geometry_lesson.INTRO, lecture=False)
+    show_chart(geometry_figure(geometry, stacked=on_phone()), key="geometry")
+    for paragraph in geometry_lesson.sentences(geometry):
+        st.markdown(paragraph)
+    view_code(view.settings, "geometry")
+
+
+def distance_view(view: View, tables: TablesFor) -> None:
+    """The Distance & length tab: cosine of positions i and i + k per scheme, and what lies
+    past the context length."""
+    settings = view.settings
+    most = min(MAX_BEYOND, max(settings.context_length, 8))  # up to T more (at least 8)
+    if "beyond" not in st.session_state:
+        st.session_state["beyond"] = default_beyond(settings.context_length)
+    st.session_state["beyond"] = min(int(st.session_state["beyond"]), most)  # T went down
+    beyond = st.slider(
+        "Positions past the context length (E)",
+        0,
+        most,
+        key="beyond",
+        help=distance_lesson.BEYOND_HELP,
+    )
+    distance = build_distance(view, beyond=beyond, tables=tables, init_tables=tables_for, memo=kept)
+    explain(distance_lesson.INTRO, lecture=False)
+    show_chart(distance_figure(distance, stacked=on_phone()), key="distance")
+    for paragraph in distance_lesson.sentences(distance):
+        st.markdown(paragraph)
+    view_code(settings, "distance", beyond=beyond)
+
+
+def view_code(settings: Settings, name: CodeView, *, beyond: int | None = None) -> None:
+    """The Show-the-code script with this tab's numbers, behind an expander (built when
+    opened)."""
+    code = st.expander("The code behind these numbers", key=f"{name}_code", on_change="rerun")
+    if code.open:
+        with code:
+            script = reproduction_script(
+                settings, gpt2_revision=gpt2_revision(settings), view=name, beyond=beyond
+            )
+            st.code(script, language="python", line_numbers=False)
+
+
+def gpt2_revision(settings: Settings) -> str:
+    """The commit GPT-2's tables were read from (the script reads the same), else ``main``."""
+    if settings.weights != "gpt2":
+        return "main"
+    return gpt2_store().cached_commit() or "main"
+
+
 def code_view(settings: Settings) -> None:
     """The Show-the-code tab: a torch + tiktoken script that prints the same numbers."""
     st.markdown(
@@ -644,9 +727,8 @@ def code_view(settings: Settings) -> None:
         f"([the book's chapter-2 code]({BOOK_CH02_URL}); `pip install torch tiktoken`; "
         "tiktoken downloads GPT-2's vocabulary on its first run)."
     )
-    revision = "main"
+    revision = gpt2_revision(settings)
     if settings.weights == "gpt2":
-        revision = gpt2_store().cached_commit() or revision
         st.markdown(
             "With GPT-2's trained tables the script reads them from the Hugging Face Hub at "
             f"commit `{revision[:12]}` (157 MB per run, standard library HTTP), not the seed."
@@ -707,26 +789,35 @@ def window_views(view: View, step: int, tables: TablesFor) -> None:
     embeddings = step_tokens_and_shapes(view, step, lecture=False)
     if embeddings is None:
         return
-    tabs = st.tabs(
-        ["Embeddings", "Similarity", WORD_ORDER, "Show the code", "Download"],
-        key="view",
-        on_change="rerun",
-    )
-    if tabs[0].open:
-        with tabs[0]:
+    made = st.tabs(list(TAB_LABELS.values()), key="view", on_change="rerun")
+    tabs = dict(zip(TAB_LABELS, made, strict=True))  # by their tab= names
+    if tabs["embeddings"].open:
+        with tabs["embeddings"]:
             embeddings_view(settings, embeddings, step, lecture=False)
-    if tabs[1].open:
-        with tabs[1]:
+    if tabs["similarity"].open:
+        with tabs["similarity"]:
             similarity_view(settings, embeddings, lecture=False)
-    if tabs[2].open:
-        with tabs[2]:
+    if tabs["geometry"].open:
+        with tabs["geometry"]:
+            geometry_view(view, tables)
+    if tabs["distance"].open:
+        with tabs["distance"]:
+            distance_view(view, tables)
+    if tabs["word-order"].open:
+        with tabs["word-order"]:
             compare_view(view, tables, lecture=False)
-    if tabs[3].open:
-        with tabs[3]:
+    if tabs["code"].open:
+        with tabs["code"]:
             code_view(settings)
-    if tabs[4].open:
-        with tabs[4]:
+    if tabs["download"].open:
+        with tabs["download"]:
             download_view(embeddings)
+
+
+def open_tab() -> str:
+    """The ``tab=`` name of the tab the reader has open (the first until they choose)."""
+    names = {label: name for name, label in TAB_LABELS.items()}
+    return names.get(str(st.session_state.get("view")), TABS[0])
 
 
 def main() -> None:
@@ -770,7 +861,12 @@ def main() -> None:
         return
     step = current_step(lecture=lecture)
     st.query_params.from_dict(  # in lecture mode the link opens this step: one per slide
-        query_from_settings(view.settings, lecture=lecture, step=step + 1 if lecture else None)
+        query_from_settings(
+            view.settings,
+            lecture=lecture,
+            step=step + 1 if lecture else None,
+            tab=None if lecture else open_tab(),
+        )
     )
     if view.embeddings is None:
         st.info(

@@ -85,6 +85,7 @@ class Room:
 NORMAL_ROOM: Final = Room(panel_width=120, panel_height=360)
 LECTURE_ROOM: Final = Room(panel_width=200, panel_height=300)
 STACKED_WIDTH: Final = 300  # a 390-px phone less the page's padding and the labels
+TOOLBAR_ROOM: Final = 28  # px over a phone's figure: a touch screen always shows its toolbar
 
 
 Trace = dict[str, object]  # one Plotly trace, as plotly.js reads it (figures skip validation)

@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from posviz.distance import DistanceCurve, DistanceView
-from posviz.plots._layout import TABLE_COLOURS, Trace, trace, type_sizes
+from posviz.plots._layout import TABLE_COLOURS, TOOLBAR_ROOM, Trace, trace, type_sizes
 from posviz.token_text import for_plotly
 
 PLOT_HEIGHT: Final = 420  # px of the plot (lecture mode: the page decides)
@@ -90,7 +90,7 @@ def distance_figure(
     legend_rows = len(view.curves) if stacked else 2
     legend = legend_rows * sizes.text * 1.5 + 10
     ticks = sizes.tick * 1.4 + sizes.text * 1.6 + 14
-    top = 12
+    top = 12 + (TOOLBAR_ROOM if stacked else 0)  # a phone always shows the chart toolbar
     plot = LECTURE_PLOT_HEIGHT if lecture else (300 if stacked else PLOT_HEIGHT)
     layout: dict[str, object] = {
         "font": {"size": sizes.text},
@@ -116,7 +116,7 @@ def distance_figure(
             "automargin": False,
         },
         "legend": {
-            "orientation": "h",
+            "orientation": "v" if stacked else "h",
             "x": 0.0,
             "xanchor": "left",
             "y": 0.0,
@@ -144,9 +144,9 @@ def distance_figure(
         ]  # fmt: skip
         layout["annotations"] = [
             {
-                "text": f"past T = {context}", "x": context - 0.5, "xref": "x", "xanchor": "left",
-                "xshift": 4, "y": 1.0, "yref": "paper", "yanchor": "top", "showarrow": False,
-                "font": {"size": sizes.text},
+                "text": f"past T = {context}", "x": longest - 0.5, "xref": "x",
+                "xanchor": "right", "xshift": -4, "y": 0.0, "yref": "paper", "yanchor": "bottom",
+                "yshift": 4, "showarrow": False, "font": {"size": sizes.text},
             }
         ]  # fmt: skip
     return go.Figure(data=traces, layout=layout, _validate=False)  # built to plotly.js's schema

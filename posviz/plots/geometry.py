@@ -26,6 +26,7 @@ from posviz.plots._layout import (
     POSITION_COLORSCALE,
     STACKED_WIDTH,
     TABLE_COLOURS,
+    TOOLBAR_ROOM,
     Trace,
     TypeSizes,
     panel_title,
@@ -37,10 +38,16 @@ from posviz.plots._layout import (
 )
 from posviz.token_text import for_plotly
 
-SCENE_HEIGHT: Final = 460  # px of each 3D scene side by side (on a phone: as tall as wide)
+SCENE_HEIGHT: Final = 400  # px of each 3D scene side by side (on a phone: as tall as wide)
 LECTURE_SCENE_HEIGHT: Final = 540
 PANEL_HEIGHT: Final = 220  # px of the singular-value and length panels
 MARKERS_UP_TO: Final = 64  # a dot per value up to this many values, a plain line above
+# Further than plotly's (1.25, 1.25, 1.25) side by side: plotly fits a scene to its height, so
+# a scene narrower than tall (half a 1024-px window's chart) still shows its whole box.
+CAMERA_EYE: Final = {"x": 2.3, "y": 2.3, "z": 1.5}
+STACKED_EYE: Final = {"x": 1.7, "y": 1.7, "z": 1.15}  # a phone's square scene
+NARROWEST_CHART: Final = 560  # px: the chart in a 1024-px window with the sidebar open
+TICK_ROOM: Final = 46  # px left of an x-y panel for its tick labels (4 digits at 15 px)
 TITLE_WIDTH: Final = 250  # px a title may take side by side: half a 1024-px window's chart
 _BAR_BAND: Final = 84  # px under the last scene on a phone: the horizontal colour bar
 
@@ -147,7 +154,11 @@ def _lines(shape: TableGeometry, axes: Sequence[tuple[str, str]]) -> list[Trace]
 
 
 def _scene(
-    shape: TableGeometry, x: tuple[float, float], y: tuple[float, float], font: int
+    shape: TableGeometry,
+    x: tuple[float, float],
+    y: tuple[float, float],
+    font: int,
+    eye: dict[str, float],
 ) -> dict[str, object]:
     """A 3D scene in the domain ``x`` by ``y``: true proportions when the table has three
     components (a flat or empty table would collapse them)."""
@@ -160,6 +171,7 @@ def _scene(
         "domain": {"x": list(x), "y": list(y)},
         **axes,
         "aspectmode": "data" if shape.components == 3 else "cube",
+        "camera": {"eye": eye},
         "uirevision": "geometry",  # a rerun keeps the camera the reader turned
     }
 
@@ -169,7 +181,7 @@ def _scene_note(shape: TableGeometry) -> str:
     if shape.components == 0:
         return f"{shape.table.rows} positions, all the same: nothing to project"
     return (
-        f"{shape.table.rows} positions · the {shape.components} components drawn hold "
+        f"{shape.table.rows} positions · {shape.components} components: "
         f"{shape.shown_share * 100:.0f} % of the variance"
     )
 
@@ -232,20 +244,25 @@ def geometry_figure(
     rows = _rows(cells, stacked=stacked, spectrum=spectrum, lecture=lecture, sizes=sizes)
     plot_height = sum(r.title + r.plot + r.below for r in rows) - rows[0].title
     legend = (sizes.text * 1.6 * (2 if stacked else 1) + 12) if spectrum else 0.0
-    x_domains = {1: [(0.0, 1.0)], 2: [(0.0, 0.46), (0.54, 1.0)]}
+    top_margin = rows[0].title + (TOOLBAR_ROOM if stacked else 0)
+    # Scenes take the whole width; an x-y panel leaves room at its left for its tick labels
+    # (the figure has no left margin, so a narrow scene keeps every pixel).
+    ticks = TICK_ROOM / (STACKED_WIDTH if stacked else NARROWEST_CHART)
+    scene_domains = {1: [(0.0, 1.0)], 2: [(0.0, 0.49), (0.51, 1.0)]}
+    panel_domains = {1: [(ticks, 1.0)], 2: [(ticks, 0.47), (0.53 + ticks, 1.0)]}
     layout: dict[str, object] = {
         "font": {"size": sizes.text},
         "hoverlabel": {"font": {"size": sizes.text}},
         "hovermode": "closest",
         "plot_bgcolor": "#ffffff",
         "showlegend": spectrum,
-        "legend": {"orientation": "h", "x": 0.0, "y": 0.0, "xanchor": "left",
+        "legend": {"orientation": "v" if stacked else "h", "x": 0.0, "y": 0.0, "xanchor": "left",
                    "yanchor": "bottom", "yref": "container", "font": {"size": sizes.text}},
         "annotations": [],
-        "margin": {"t": round(rows[0].title), "b": round(legend + 6),
-                   "l": round(sizes.tick * 3.6 + 14),
+        "margin": {"t": round(top_margin), "b": round(legend + 6),
+                   "l": 8,
                    "r": round(16 if stacked else sizes.text * 4.5 + 40)},
-        "height": round(rows[0].title + plot_height + legend + 6),
+        "height": round(top_margin + plot_height + legend + 6),
     }  # fmt: skip
     traces: list[Trace] = []
     top = -rows[0].title  # px from the top of the plot area
@@ -254,7 +271,7 @@ def geometry_figure(
         top += row.title
         high, low = 1 - top / plot_height, 1 - (top + row.plot) / plot_height
         top += row.plot + row.below
-        domains = x_domains[len(row.cells)]
+        domains = (scene_domains if cells[row.cells[0]].scene else panel_domains)[len(row.cells)]
         for index, x in zip(row.cells, domains, strict=True):
             cell = cells[index]
             layout["annotations"].append(  # type: ignore[attr-defined]
@@ -262,7 +279,9 @@ def geometry_figure(
             )
             if cell.scene:
                 shape, name = shapes[index], ("scene", "scene2")[index]
-                layout[name] = _scene(shape, x, (max(low, 0.0), min(high, 1.0)), sizes.text)
+                y = (max(low, 0.0), min(high, 1.0))
+                eye = STACKED_EYE if stacked else CAMERA_EYE
+                layout[name] = _scene(shape, x, y, sizes.text, eye)
                 scene_rows.append((low, high))
                 if shape.components:
                     traces.append(_scatter(shape, name, marker_size=4 if lecture else 3))
