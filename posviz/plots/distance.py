@@ -98,7 +98,6 @@ def distance_figure(
         "hovermode": "closest",
         "plot_bgcolor": "#ffffff",
         "xaxis": {
-            "title": {"text": "distance k", "standoff": 4},
             "tickfont": {"size": sizes.tick},
             "range": [-0.5, longest - 0.5],
             "zeroline": False,
@@ -123,6 +122,7 @@ def distance_figure(
             "yanchor": "bottom",
             "yref": "container",
             "font": {"size": sizes.text},
+            "tracegroupgap": 0,  # each scheme is a group: no gap between their rows
         },
         "margin": {
             "t": top,
@@ -132,8 +132,16 @@ def distance_figure(
         },
         "height": round(top + plot + ticks + legend),
         "shapes": [],
-        "annotations": [],
-    }
+        # The x axis's title, placed under its tick labels here (without automargin plotly
+        # would set it at a fixed offset that a 15-px tick label can touch).
+        "annotations": [
+            {
+                "text": "distance k", "x": 0.5, "xref": "paper", "xanchor": "center", "y": 0.0,
+                "yref": "paper", "yanchor": "top", "yshift": -(sizes.tick * 1.5 + 6),
+                "showarrow": False, "font": {"size": sizes.text},
+            }
+        ],
+    }  # fmt: skip
     if longest > context:
         layout["shapes"] = [
             {
@@ -142,7 +150,7 @@ def distance_figure(
                 "line": {"width": 0}, "layer": "below",
             }
         ]  # fmt: skip
-        layout["annotations"] = [
+        layout["annotations"] += [  # type: ignore[operator]
             {
                 "text": f"past T = {context}", "x": longest - 0.5, "xref": "x",
                 "xanchor": "right", "xshift": -4, "y": 0.0, "yref": "paper", "yanchor": "bottom",
