@@ -106,7 +106,11 @@ def distance_figure(
             "automargin": False,
         },
         "yaxis": {
-            "title": {"text": "cosine of positions i and i + k", "standoff": 4},
+            "title": {
+                "text": "cosine of positions i and i + k",
+                "standoff": 4,
+                "font": {"size": sizes.text},
+            },
             "tickfont": {"size": sizes.tick},
             "range": [-1.05, 1.05],
             "zerolinecolor": "#999999",

@@ -248,7 +248,7 @@ def geometry_figure(
     # Scenes take the whole width; an x-y panel leaves room at its left for its tick labels
     # (the figure has no left margin, so a narrow scene keeps every pixel).
     ticks = TICK_ROOM / (STACKED_WIDTH if stacked else NARROWEST_CHART)
-    scene_domains = {1: [(0.0, 1.0)], 2: [(0.0, 0.49), (0.51, 1.0)]}
+    scene_domains = {1: [(0.02, 0.98)], 2: [(0.02, 0.49), (0.51, 0.98)]}
     panel_domains = {1: [(ticks, 1.0)], 2: [(ticks, 0.47), (0.53 + ticks, 1.0)]}
     layout: dict[str, object] = {
         "font": {"size": sizes.text},
