@@ -5,8 +5,11 @@ Starts ``streamlit run app.py`` on 127.0.0.1 (``devtools.server.start_server``),
 Debian's headless Chromium (Playwright, no ``playwright install``), one screen size per picture
 (CSS px, device scale factor 1), and writes into docs/:
 
-* lecture.png: lecture mode at step 5 on a 1920 x 1080 projector, the window as it is (no
-  scrolling: everything is on one screen);
+* lecture.png: lecture mode at slide 7 on a 1920 x 1080 projector, the reveal of "are the
+  rose rows still equal after adding positions?", the window as it is (no scrolling:
+  everything is on one screen);
+* lecture_reveal.png: lecture mode at slide 9, the similarity answer (the cells that read 1.0
+  outlined) on a 1280 x 800 laptop, the window as it is;
 * screenshot.png: the default view at 1280 x 800 (a laptop), the whole page;
 * rope.png: the RoPE scheme at 1024 x 768 with the sidebar open, the whole page;
 * phone.png: a 390 x 844 phone (an iPhone's User-Agent), panels stacked, the whole page;
@@ -57,7 +60,7 @@ SHAPE_DRAWN = """([selector, scenes]) => {
     return !!gd && !!gd._fullLayout && scenes.every(name => gd._fullLayout[name]
         && gd._fullLayout[name]._scene && gd._fullLayout[name]._scene.glplot);
 }"""
-LAST_CAPTION = "Positions count from 0."  # the last line of the Embeddings tab
+LESSON = "largest difference"  # the lesson sentence above the Embeddings chart
 CONTENT_HEIGHT = """() => {
     const main = document.querySelector('[data-testid="stMain"]') || document.body;
     return Math.ceil(main.scrollHeight);
@@ -89,37 +92,43 @@ def capture(page: Any, name: str, marker: str, *, whole: bool = True) -> Path:
 
 def default_view(page: Any, url: str) -> Path:
     page.goto(url)
-    wait_for_chart(page, "embeddings", LAST_CAPTION)
-    return capture(page, "screenshot.png", LAST_CAPTION)
+    wait_for_chart(page, "embeddings", LESSON)
+    return capture(page, "screenshot.png", LESSON)
 
 
 def similarity_view(page: Any, url: str) -> Path:
     page.goto(url)
-    wait_for_chart(page, "embeddings", LAST_CAPTION)
+    wait_for_chart(page, "embeddings", LESSON)
     page.get_by_role("tab", name="Similarity").click()
-    marker = "appears at positions"  # the similarity tab: the repeated token
+    marker = "read 1.000 in the token panel"  # the similarity tab's sentence
     wait_for_chart(page, "similarity", marker)
     return capture(page, "similarity.png", marker)
 
 
 def lecture_view(page: Any, url: str) -> Path:
-    page.goto(f"{url}/?lecture=1&step=5")
-    marker = "5. Input embeddings"
-    page.get_by_role("heading", name=marker).wait_for(timeout=TIMEOUT)
-    wait_for_chart(page, "embeddings", marker)
-    return capture(page, "lecture.png", marker, whole=False)
+    page.goto(f"{url}/?lecture=1&step=7")
+    page.get_by_role("heading", name="7. Input embeddings").wait_for(timeout=TIMEOUT)
+    wait_for_chart(page, "embeddings", "Answer:")
+    return capture(page, "lecture.png", "Answer:", whole=False)
+
+
+def lecture_reveal_view(page: Any, url: str) -> Path:
+    page.goto(f"{url}/?lecture=1&step=9")
+    page.get_by_role("heading", name="9. Similarity").wait_for(timeout=TIMEOUT)
+    wait_for_chart(page, "similarity", "Answer:")
+    return capture(page, "lecture_reveal.png", "Answer:", whole=False)
 
 
 def rope_view(page: Any, url: str) -> Path:
     page.goto(f"{url}/?scheme=rope")
-    wait_for_chart(page, "embeddings", LAST_CAPTION)
-    return capture(page, "rope.png", LAST_CAPTION)
+    wait_for_chart(page, "embeddings", LESSON)
+    return capture(page, "rope.png", LESSON)
 
 
 def phone_view(page: Any, url: str) -> Path:
     page.goto(url)
-    wait_for_chart(page, "embeddings", LAST_CAPTION)
-    return capture(page, "phone.png", LAST_CAPTION)
+    wait_for_chart(page, "embeddings", LESSON)
+    return capture(page, "phone.png", LESSON)
 
 
 def shape_chart(page: Any, url: str, query: str, key: str, marker: str) -> Path:
@@ -155,6 +164,7 @@ def distance_view(page: Any, url: str) -> Path:
 # Each picture: how it is taken, the window (CSS px), and whether the browser is a phone.
 SHOTS: tuple[tuple[Callable[[Any, str], Path], int, int, bool], ...] = (
     (lecture_view, 1920, 1080, False),
+    (lecture_reveal_view, 1280, 800, False),
     (default_view, 1280, 800, False),
     (rope_view, 1024, 768, False),
     (phone_view, 390, 844, True),

@@ -23,7 +23,9 @@ scheme, ``--beyond E`` positions past the context length (:mod:`posviz.distance`
 prints the reproduction script (see :mod:`posviz.codegen`) to standard output.
 ``--compare TEXT`` (compare mode, optionally ``--causal``) compares the window with a second
 text through the book's self-attention and prints the numbers (to standard error when
-``--print-code`` uses standard output); ``--view compare`` draws its figure.
+``--print-code`` uses standard output); ``--view compare`` draws its figure. ``--lesson``
+prints the page's lesson sentences for the window, computed from its numbers (the repeated
+tokens' rows, the similarity cells that read 1.000), the same way.
 
 GPT-2 124M's trained tables instead of the book's random ones: ``--weights gpt2`` (d is 768,
 the scheme learned). Before a lecture, fetch them into the cache (157 MB, once), so the app
@@ -72,12 +74,15 @@ from posviz.export import figure_html, figure_json, matrices_csv, matrices_npy
 from posviz.geometry import build_geometry
 from posviz.gpt2.hub import HubError, HubFile, Progress
 from posviz.gpt2.store import Gpt2Store
+from posviz.lesson.repeats import lesson_sentence, similarity_sentence
 from posviz.lesson.word_order import summary_lines
 from posviz.pipeline import EmbeddingTables
 from posviz.plots.distance import distance_figure
 from posviz.plots.geometry import geometry_figure
 from posviz.plots.heatmaps import embeddings_figure, similarity_figure
 from posviz.plots.word_order import compare_figure
+from posviz.repeats import repeat_facts
+from posviz.similarity import similarity_facts
 from posviz.tokenizer import TokenizerDataError
 from posviz.view import TablesFor, View, build_view, build_word_order, seeded_tables
 
@@ -205,6 +210,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--npy", type=Path, help="write the matrices [3, n, d] to this .npy")
     parser.add_argument(
         "--print-code", action="store_true", help="print a PyTorch script that reproduces them"
+    )
+    parser.add_argument(
+        "--lesson",
+        action="store_true",
+        help="print what the matrices show about the repeated tokens, with their numbers",
     )
     return parser
 
@@ -356,10 +366,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_app(arguments[1:])
     parser = build_parser()
     args = parser.parse_args(arguments)
-    outputs = args.out or args.csv or args.npy or args.print_code or args.compare
+    outputs = args.out or args.csv or args.npy or args.print_code or args.compare or args.lesson
     if not (outputs or args.fetch_gpt2):
         parser.error(
-            "nothing to do: give --out, --csv, --npy, --print-code, --compare or --fetch-gpt2"
+            "nothing to do: give --out, --csv, --npy, --print-code, --compare, --lesson or "
+            "--fetch-gpt2"
         )
     if args.view == "compare" and not args.compare:
         parser.error("--view compare needs --compare TEXT (the second text)")
@@ -398,9 +409,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if code is not None:
         sys.stdout.write(code)
+    report = sys.stderr if code is not None else sys.stdout
     if comparison is not None:
-        report = sys.stderr if code is not None else sys.stdout
         report.write("".join(f"{line}\n" for line in summary_lines(comparison)))
+    if args.lesson:
+        report.write(f"{lesson_sentence(repeat_facts(window), stacked=False, markdown=False)}\n")
+        facts = similarity_facts(window)
+        report.write(f"{similarity_sentence(facts, stacked=False, markdown=False)}\n")
     if args.csv is not None:
         _write(args.csv, matrices_csv(window))
     if args.npy is not None:

@@ -37,7 +37,7 @@ from posviz.config import (
     Settings,
     for_weights,
 )
-from posviz.lesson.lecture import STEPS
+from posviz.lesson.lecture import SLIDES
 
 MAX_TEXT_IN_URL: Final = 2_000  # longer texts are not put in links (browsers cut long URLs)
 _INT_RANGES: Final = {
@@ -68,7 +68,7 @@ _KNOWN_KEYS: Final = frozenset(_URL_KEYS.get(f.name, f.name) for f in fields(Set
     "tab",
     *_OMITTED.values(),
 }
-STEP_COUNT: Final = len(STEPS)  # lecture mode's steps, numbered from 1 in links
+STEP_COUNT: Final = len(SLIDES)  # lecture mode's slides (clicks), numbered from 1 in links
 _LECTURE_ON: Final = frozenset({"1", "true", "on"})
 _LECTURE_OFF: Final = frozenset({"0", "false", "off"})
 _TEXT_FIELDS: Final = {"text": "text", "compare": "compare_text"}  # URL key -> field
@@ -81,7 +81,7 @@ class Link:
     settings: Settings
     lecture: bool
     notices: tuple[str, ...]
-    step: int | None = None  # lecture mode's step, 1-5 (one link per slide); implies lecture
+    step: int | None = None  # lecture mode's slide, from 1 (one link per slide); implies lecture
     tab: str | None = None  # one of TABS, if the link names one (None: the page's choice)
 
 
@@ -197,8 +197,8 @@ def query_from_settings(
     tab: str | None = None,
 ) -> dict[str, str]:
     """The query parameters that restore ``settings`` (defaults left out), lecture mode and
-    its ``step`` (1-5), and the open ``tab`` (one of :data:`TABS`; the first is left out). A
-    text too long for a link is left out and marked as left out."""
+    its ``step`` (a slide, from 1), and the open ``tab`` (one of :data:`TABS`; the first is
+    left out). A text too long for a link is left out and marked as left out."""
     default = Settings()
     params: dict[str, str] = {}
     implied = {"emb_dim", "scheme"} if settings.weights == "gpt2" else set()  # for_weights

@@ -5,8 +5,10 @@ For the token, position and input matrices of one window, :func:`similarities` g
 lesson: a token that appears twice has the *same* token vector at both positions (similarity
 exactly 1.0 in the token panel); adding (or rotating by) the position makes the two input
 vectors differ.
-:func:`first_repeat` finds such a pair with its values from the matrices, so the sentence
-on screen (:func:`posviz.lesson.schemes.repeat_sentence`) matches the figure.
+:func:`similarity_facts` reads the repeated tokens' cells from the same matrices, so the
+sentence on screen (:func:`posviz.lesson.repeats.similarity_sentence`) matches the figure, and
+:func:`neighbour_similarity` says whether neighbouring positions are more alike than distant
+ones (trained tables usually are; random ones are not).
 
 A zero row has no direction: posviz defines its similarity with every row, itself included,
 as 0. That is what the ``none`` scheme's all-zero position panel shows.
@@ -24,11 +26,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final, Literal
 
 import torch
 
 from posviz.config import Scheme
 from posviz.pipeline import WindowEmbeddings
+from posviz.repeats import repeated_positions
+
+MAX_POSITIONS: Final = 256  # similarity rows per panel: 3 x 256 x 256 float32, about 1 MB
 
 
 def unit_rows(matrix: torch.Tensor) -> torch.Tensor:
@@ -78,6 +84,10 @@ def similarities(window: WindowEmbeddings) -> Similarities:
     )
 
 
+NeighbourPattern = Literal["neighbours_alike", "no_pattern", "neighbours_apart", "too_short"]
+BAND_MARGIN: Final = 0.1  # mean cosine by which neighbours must beat distant pairs to count
+
+
 @dataclass(frozen=True)
 class NeighbourSimilarity:
     """How alike neighbouring positions are, from a position panel's ``[n, n]`` similarity."""
@@ -85,6 +95,23 @@ class NeighbourSimilarity:
     adjacent: float  # mean cosine similarity of positions p and p + 1
     distant: float | None  # mean over pairs at least `distance` apart (None below 4 positions)
     distance: int  # n // 2
+
+    @property
+    def pattern(self) -> NeighbourPattern:
+        """What the two means show: neighbours more alike than distant positions by at least
+        :data:`BAND_MARGIN` (a bright band along the diagonal), less alike by as much, neither,
+        or too few positions to compare.
+
+        >>> NeighbourSimilarity(0.9, 0.2, 8).pattern, NeighbourSimilarity(0.05, 0.01, 8).pattern
+        ('neighbours_alike', 'no_pattern')
+        """
+        if self.distant is None:
+            return "too_short"
+        if self.adjacent - self.distant >= BAND_MARGIN:
+            return "neighbours_alike"
+        if self.distant - self.adjacent >= BAND_MARGIN:
+            return "neighbours_apart"
+        return "no_pattern"
 
 
 def neighbour_similarity(position: torch.Tensor) -> NeighbourSimilarity | None:
@@ -102,6 +129,21 @@ def neighbour_similarity(position: torch.Tensor) -> NeighbourSimilarity | None:
     far = [position.diagonal(k) for k in range(distance, n)]  # pairs >= distance apart
     distant = float(torch.cat(far).double().mean()) if far and n >= 4 else None
     return NeighbourSimilarity(adjacent, distant, distance)
+
+
+def distance_spread(matrix: torch.Tensor) -> float:
+    """How far ``matrix`` ``[n, n]`` is from depending only on the distance between positions:
+    the largest spread (max - min) along any diagonal, float64 (0.0 for fewer than 2 rows).
+
+    >>> distance_spread(torch.tensor([[1.0, 0.5, 0.1], [0.5, 1.0, 0.5], [0.1, 0.5, 1.0]]))
+    0.0
+    """
+    n = matrix.shape[0]
+    spreads = [
+        float(diagonal.max() - diagonal.min())
+        for diagonal in (matrix.double().diagonal(k) for k in range(n))
+    ]
+    return max(spreads, default=0.0)
 
 
 def repeated_token_pairs(token_ids: Sequence[int]) -> list[tuple[int, int]]:
@@ -123,42 +165,103 @@ def repeated_token_pairs(token_ids: Sequence[int]) -> list[tuple[int, int]]:
 
 
 @dataclass(frozen=True)
-class RepeatedToken:
-    """Two occurrences of one token and their similarity in each panel (values from the
-    matrices the figure shows; :mod:`posviz.lesson.schemes` words them)."""
+class RepeatSimilarity:
+    """One repeated token and the similarity of its pairs of occurrences in each panel: the
+    smallest and the largest over the pairs (values from the matrices the figure shows)."""
 
-    scheme: Scheme
     token_id: int
     token_text: str  # as token_text.visible writes it; not escaped
-    first: int  # position of the first occurrence
-    second: int  # position of the second occurrence
-    token_similarity: float
-    position_similarity: float
-    input_similarity: float
+    positions: tuple[int, ...]  # its positions among the rows shown, at least two
+    token: tuple[float, float]  # (smallest, largest) in the token panel
+    position: tuple[float, float]  # in the position panel
+    input: tuple[float, float]  # in the input panel
+
+    @property
+    def pairs(self) -> list[tuple[int, int]]:
+        """Its pairs of positions ``(i, j)``, ``i < j``."""
+        return [
+            (p, q) for index, p in enumerate(self.positions) for q in self.positions[index + 1 :]
+        ]
 
 
-def first_repeat(window: WindowEmbeddings) -> RepeatedToken | None:
-    """The first repeated token of ``window`` with its three similarities, or ``None``.
+@dataclass(frozen=True)
+class SimilarityFacts:
+    """What the similarity figure shows about the repeated tokens of its rows.
+
+    A cell "reads 1.000" when its value rounds to 1.000 at three decimals, as the sentence and
+    the hover print it. Pairs are cells above the diagonal (the matrices are symmetric).
+    """
+
+    scheme: Scheme
+    shown: int  # rows (and columns) the figure shows
+    tokens: tuple[RepeatSimilarity, ...]  # most frequent first, then by first position
+    token_ones: int  # pairs reading 1.000 in the token panel
+    token_ones_repeated: int  # ... of which hold the same token at both positions
+    input_ones: int  # pairs reading 1.000 in the input panel
+
+    @property
+    def repeated_pairs(self) -> int:
+        """Pairs of positions that hold the same token."""
+        return sum(len(token.pairs) for token in self.tokens)
+
+
+READS_ONE: Final = 0.9995  # the smallest value printed as 1.000
+
+
+def _range(matrix: torch.Tensor, pairs: Sequence[tuple[int, int]]) -> tuple[float, float]:
+    rows, columns = zip(*pairs, strict=True)
+    values = matrix[list(rows), list(columns)].double()  # [pairs]
+    return float(values.min()), float(values.max())
+
+
+def _ones_above_diagonal(matrix: torch.Tensor) -> torch.Tensor:
+    """Boolean ``[n, n]``: cells above the diagonal that read 1.000."""
+    return torch.triu(matrix.double() >= READS_ONE, diagonal=1)
+
+
+def similarity_facts(
+    window: WindowEmbeddings, *, max_positions: int = MAX_POSITIONS
+) -> SimilarityFacts:
+    """The repeated tokens among the first ``max_positions`` positions of ``window`` and their
+    similarities in the three panels, as :func:`posviz.plots.heatmaps.similarity_figure` draws
+    them (same matrices, same rows).
 
     >>> from posviz.embeddings import SeededEmbeddings
     >>> from posviz.pipeline import embed_window
     >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 9, 5], context_length=4)
-    >>> note = first_repeat(w)
-    >>> (note.first, note.second, note.token_similarity)
-    (0, 2, 1.0)
+    >>> facts = similarity_facts(w)
+    >>> facts.tokens[0].positions, facts.tokens[0].token, facts.token_ones_repeated
+    ((0, 2), (1.0, 1.0), 1)
     """
-    pairs = repeated_token_pairs(window.token_ids)
-    if not pairs:
-        return None
-    first, second = pairs[0]
-    matrices = similarities(window)
-    return RepeatedToken(
+    if max_positions < 1:
+        raise ValueError(f"max_positions must be at least 1, got {max_positions}")
+    shown = min(len(window.token_ids), max_positions)
+    token_ids = window.token_ids[:shown]
+    token = cosine_similarity(window.token_embeddings[:shown])  # [shown, shown]
+    position = cosine_similarity(window.pos_embeddings[:shown])
+    inputs = cosine_similarity(window.input_embeddings[:shown])
+    found = []
+    for token_id, positions in repeated_positions(token_ids).items():
+        pairs = [(p, q) for index, p in enumerate(positions) for q in positions[index + 1 :]]
+        found.append(
+            RepeatSimilarity(
+                token_id=token_id,
+                token_text=window.token_texts[positions[0]],
+                positions=positions,
+                token=_range(token, pairs),
+                position=_range(position, pairs),
+                input=_range(inputs, pairs),
+            )
+        )
+    found.sort(key=lambda repeat: (-len(repeat.positions), repeat.positions[0]))
+    ids = torch.tensor(token_ids)
+    same_token = ids[:, None] == ids[None, :]  # [shown, shown]
+    token_ones = _ones_above_diagonal(token)
+    return SimilarityFacts(
         scheme=window.scheme,
-        token_id=window.token_ids[first],
-        token_text=window.token_texts[first],
-        first=first,
-        second=second,
-        token_similarity=float(matrices.token[first, second]),
-        position_similarity=float(matrices.position[first, second]),
-        input_similarity=float(matrices.input[first, second]),
+        shown=shown,
+        tokens=tuple(found),
+        token_ones=int(token_ones.sum()),
+        token_ones_repeated=int((token_ones & same_token).sum()),
+        input_ones=int(_ones_above_diagonal(inputs).sum()),
     )

@@ -26,7 +26,7 @@ import tiktoken
 from tiktoken_ext.openai_public import ENDOFTEXT, r50k_pat_str
 
 from posviz.config import GPT2_VOCAB_SIZE
-from posviz.token_text import visible
+from posviz.token_text import character_labels, visible
 
 END_OF_TEXT: Final = ENDOFTEXT
 END_OF_TEXT_ID: Final = 50256
@@ -168,6 +168,16 @@ def token_texts(token_ids: Sequence[int]) -> tuple[str, ...]:
     ('A', '␣rose', '↵')
     """
     return tuple(visible(token) for token in token_bytes(list(token_ids)))
+
+
+def token_labels(token_ids: Sequence[int]) -> tuple[str, ...]:
+    """Each token as a reader tells it apart: :func:`token_texts`, except that a character
+    split over adjacent tokens is named in each (:func:`posviz.token_text.character_labels`).
+
+    >>> token_labels([30266, 109, 8278])
+    ('東 (1 of 2)', '東 (2 of 2)', '␣rose')
+    """
+    return character_labels(token_bytes(list(token_ids)))
 
 
 def decode(token_ids: list[int]) -> str:

@@ -47,23 +47,29 @@ from posviz.lesson import geometry as geometry_lesson
 from posviz.lesson.gpt2 import (
     EMB_DIM_FIXED,
     FALLBACK,
-    RANDOM_POSITIONS,
     SCHEME_FIXED,
     SEED_NO_EFFECT,
     TRAINED_FIXES,
-    TRAINED_POSITIONS,
     WEIGHTS_HELP,
     WEIGHTS_LABELS,
     neighbour_sentence,
+    pattern_sentence,
     source_caption,
 )
-from posviz.lesson.lecture import STEPS, step_text
+from posviz.lesson.lecture import (
+    SLIDES,
+    Slide,
+    input_answer,
+    question_text,
+    similarity_answer,
+    token_answer,
+    word_order_answer,
+)
+from posviz.lesson.repeats import lesson_sentence, similarity_sentence
 from posviz.lesson.schemes import (
-    ORDER_NOTES,
-    POSITION_PANEL_NOTES,
     SCHEME_LABELS,
     SCHEME_NOTES,
-    repeat_sentence,
+    position_panel_note,
     shape_labels,
 )
 from posviz.lesson.word_order import (
@@ -80,9 +86,16 @@ from posviz.plots.heatmaps import embeddings_figure, similarity_figure
 from posviz.plots.word_order import compare_figure
 from posviz.presets import PRESETS, matching_preset
 from posviz.query import TABS, query_from_settings, read_link, text_fits_in_link
-from posviz.similarity import cosine_similarity, first_repeat, neighbour_similarity
+from posviz.repeats import repeat_facts
+from posviz.similarity import (
+    MAX_POSITIONS,
+    cosine_similarity,
+    distance_spread,
+    neighbour_similarity,
+    similarity_facts,
+)
 from posviz.token_text import for_markdown, readable
-from posviz.tokenizer import TokenizerDataError, token_texts
+from posviz.tokenizer import TokenizerDataError, token_labels, token_texts
 from posviz.view import TablesFor, View, book_attention, build_view, build_word_order
 from posviz_app import runtime
 
@@ -286,7 +299,7 @@ def explain(text: str, *, lecture: bool) -> None:
 @once_link_read
 def reset_step() -> None:
     """Lecture mode starts at step 1; outside it every step is shown at once."""
-    st.session_state["step"] = 0 if st.session_state.get("lecture") else len(STEPS) - 1
+    st.session_state["step"] = 0 if st.session_state.get("lecture") else len(SLIDES) - 1
 
 
 @once_link_read
@@ -416,15 +429,20 @@ def window_picker(view: View) -> None:
 
 
 def chips_markdown(view: View, start: int, stop: int, *, lecture: bool) -> str:
-    """Markdown for the token chips of positions ``start``..``stop - 1``; a token that repeats
-    in the window is orange."""
+    """Markdown for the token chips of positions ``start``..``stop - 1``: ``position · token ·
+    id``. A token that repeats in the window is orange and says how often it occurs (``×3``:
+    colour is not the only sign); a character split over several tokens is named in each
+    (``東 (1 of 2)``, decoded across the window's tokens)."""
     counts = Counter(view.token_ids)
+    texts = token_labels(view.token_ids)
     # Badges have a fixed small size; coloured backgrounds grow with the heading in lecture mode.
     style, chips = ("background", ["####"]) if lecture else ("badge", [])
     for offset in range(start, stop):
-        token_id, text = view.token_ids[offset], view.token_texts[offset]
-        colour = "orange" if counts[token_id] > 1 else "blue"
-        chips.append(f":{colour}-{style}[{offset} · {for_markdown(text)} · {token_id}]")
+        token_id, text = view.token_ids[offset], for_markdown(texts[offset])
+        if counts[token_id] > 1:
+            chips.append(f":orange-{style}[{offset} · {text} · {token_id} · ×{counts[token_id]}]")
+        else:
+            chips.append(f":blue-{style}[{offset} · {text} · {token_id}]")
     return " ".join(chips)
 
 
@@ -446,8 +464,8 @@ def token_chips(view: View, *, lecture: bool) -> None:
     explain(
         lecture=False,
         text=f"Window {window} of the batch covers tokens {span.start}–{span.stop - 1} of "
-        f"{len(batch.token_ids)} (positions 0–{len(span) - 1}). Orange: a token that repeats "
-        "in this window: same token id, same token vector.",
+        f"{len(batch.token_ids)} (positions 0–{len(span) - 1}). Orange, ×N: a token that occurs "
+        "N times in this window: same token id, same token vector.",
     )
     if batch.dropped:
         dropped = batch.token_ids[batch.dropped.start : batch.dropped.stop]
@@ -463,15 +481,16 @@ def token_chips(view: View, *, lecture: bool) -> None:
         st.markdown(f"**Skipped:** the stride jumps over {batch.skipped} token(s) between windows.")
 
 
-def shapes_line(settings: Settings, batch: Batch, *, lecture: bool) -> None:
+def shapes_line(settings: Settings, batch: Batch, *, compact: bool) -> None:
     """The tensor shapes of section 2.8 for this text, worded for the scheme: large numbers,
-    each as wide as it needs (never cut), wrapping onto a second row on narrow screens. In
-    lecture mode one line of text, to leave the window's height to the chart."""
+    each as wide as it needs (never cut), wrapping onto a second row on narrow screens.
+    ``compact`` (lecture mode, a phone): one line of text, to leave the window's height to the
+    chart and keep the lesson sentence on the first screen."""
     labels = shape_labels(
         settings.scheme, (batch.num_windows, batch.window_length), settings.emb_dim,
         settings.context_length,
     )  # fmt: skip
-    if lecture:
+    if compact:
         st.markdown("  ".join(f"{s.label.rsplit(' [', 1)[0]} **{s.value}**" for s in labels))
         return
     with st.container(horizontal=True, gap="medium", key="shapes"):
@@ -487,19 +506,18 @@ def shapes_line(settings: Settings, batch: Batch, *, lecture: bool) -> None:
 
 
 def current_step(*, lecture: bool) -> int:
-    """The lecture step to show (outside lecture mode: the last, everything at once)."""
+    """The lecture slide to show, 0-based (outside lecture mode: the last)."""
     if not lecture:
-        return len(STEPS) - 1
-    return int(st.session_state.get("step", 0))
+        return len(SLIDES) - 1
+    return min(max(int(st.session_state.get("step", 0)), 0), len(SLIDES) - 1)
 
 
-def lecture_steps(scheme: Scheme, step: int) -> None:
-    """Back / Next with the step's title and caption. A presentation clicker sends PageDown /
+def lecture_steps(slide: Slide, scheme: Scheme) -> None:
+    """Back / Next with the slide's title and narration. A presentation clicker sends PageDown /
     PageUp or the arrow keys: Back and Next carry the first two, two unseen buttons the
     others (Streamlit ignores them while a text box or slider has the keyboard)."""
-    title, caption = step_text(step, scheme)
     back, middle, forward = st.columns([2, 7, 2], vertical_alignment="center")
-    first, last = step == 0, step == len(STEPS) - 1
+    first, last = slide.number == 1, slide.number == len(SLIDES)
     back.button(
         "◀ Back", key="step_back", on_click=move_step, args=(-1,), disabled=first,
         width="stretch", shortcut="PageUp",
@@ -513,15 +531,34 @@ def lecture_steps(scheme: Scheme, step: int) -> None:
                   disabled=first, shortcut="Left")  # fmt: skip
         st.button("→", key="step_next_arrow", on_click=move_step, args=(1,),
                   disabled=last, shortcut="Right")  # fmt: skip
-    middle.header(title)
-    st.markdown(caption)
+    middle.header(slide.title_for(scheme))
+    caption = slide.caption_for(scheme)
+    if caption:
+        st.markdown(caption)
+
+
+def keyed_markdown(text: str, key: str) -> None:
+    """Markdown in a container the page's tests (and PAGE_STYLE) can find by ``key``."""
+    with st.container(key=key):
+        st.markdown(text)
+
+
+def ask_or_answer(slide: Slide, question: str, answer: Callable[[], str]) -> None:
+    """A question step: before the reveal its question, after it the answer (computed only
+    then); other steps say nothing more."""
+    if slide.step.question is None:
+        return
+    if slide.revealed:
+        keyed_markdown(f"**Answer:** {answer()}", "lecture_answer")
+    else:
+        keyed_markdown(f"**Your guess?** {question}", "lecture_question")
 
 
 @once_link_read
 def move_step(delta: int) -> None:
-    """Back / Next (and the clicker keys): one lecture step back or forward."""
+    """Back / Next (and the clicker keys): one lecture slide back or forward."""
     step = int(st.session_state.get("step", 0)) + delta
-    st.session_state["step"] = min(max(step, 0), len(STEPS) - 1)
+    st.session_state["step"] = min(max(step, 0), len(SLIDES) - 1)
 
 
 CHART_CONFIG = {
@@ -551,44 +588,32 @@ def on_phone() -> bool:
     return "Mobi" in (st.context.headers.get("User-Agent") or "")
 
 
-def embeddings_view(
-    settings: Settings, embeddings: WindowEmbeddings, step: int, *, lecture: bool
-) -> None:
-    """The Embeddings tab: the three heatmaps and what the scheme adds."""
-    figure = embeddings_figure(
-        embeddings, lecture=lecture, panels=STEPS[step].panels, stacked=on_phone()
-    )
-    show_chart(figure, key="embeddings", fill=lecture)  # lecture: the rest of the window
-    if lecture:
-        return
+def embeddings_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
+    """The Embeddings tab: the lesson in numbers, the three heatmaps, what the scheme adds."""
+    stacked = on_phone()
+    keyed_markdown(lesson_sentence(repeat_facts(embeddings), stacked=stacked), "lesson")
+    show_chart(embeddings_figure(embeddings, stacked=stacked), key="embeddings")
     if settings.weights == "gpt2":
         commit = gpt2_store().cached_commit() or "unknown"
         st.markdown(source_caption(commit, len(embeddings.token_ids)))
     else:
         st.markdown(SCHEME_NOTES[settings.scheme])
-    explain(ORDER_NOTES[settings.scheme], lecture=lecture)
 
 
-def similarity_view(settings: Settings, embeddings: WindowEmbeddings, *, lecture: bool) -> None:
-    """The Similarity tab: cosine similarity between positions, and what it shows."""
-    show_chart(similarity_figure(embeddings, lecture=lecture, stacked=on_phone()), key="similarity")
-    repeat = first_repeat(embeddings)
-    if repeat is None:
-        st.info(
-            "No token repeats in this window. Try the example *A rose is a rose*: the two "
-            "occurrences of a token have cosine similarity 1.0 in the token panel."
-        )
-    else:
-        st.markdown(repeat_sentence(repeat, markdown=True))
-    neighbours = neighbour_similarity(cosine_similarity(embeddings.pos_embeddings))
+def similarity_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
+    """The Similarity tab: which cells read 1.0 and why, the three similarity matrices, and
+    what the position panel shows (said only as far as its numbers show it)."""
+    stacked = on_phone()
+    keyed_markdown(similarity_sentence(similarity_facts(embeddings), stacked=stacked), "lesson")
+    show_chart(similarity_figure(embeddings, stacked=stacked), key="similarity")
+    positions = cosine_similarity(embeddings.pos_embeddings)
+    neighbours = neighbour_similarity(positions)
     if settings.scheme == "learned" and neighbours is not None:
         st.markdown(neighbour_sentence(neighbours, len(embeddings.token_ids)))
-        explain(
-            TRAINED_POSITIONS if settings.weights == "gpt2" else RANDOM_POSITIONS,
-            lecture=lecture,
-        )
+        explain(pattern_sentence(neighbours, trained=settings.weights == "gpt2"), lecture=False)
     else:
-        explain(POSITION_PANEL_NOTES[settings.scheme], lecture=lecture)
+        spread = distance_spread(positions[:MAX_POSITIONS, :MAX_POSITIONS])
+        explain(position_panel_note(settings.scheme, spread=spread), lecture=False)
 
 
 @once_link_read
@@ -759,44 +784,148 @@ def download_view(embeddings: WindowEmbeddings) -> None:
     )
 
 
-def lecture_stage(view: View, step: int) -> None:
-    """Lecture mode: one step on one screen, the chart filling what the text leaves."""
+def stage_text(view: View, slide: Slide, tables: TablesFor) -> None:
+    """Lecture mode's first view: the text as typed (escaped), before it is tokenized."""
+    st.markdown(f"## {for_markdown(readable(view.settings.text[:400]))}")
+
+
+def stage_tokens(view: View, slide: Slide, tables: TablesFor) -> None:
+    """Lecture mode: the window's tokens as chips with their ids."""
+    token_chips(view, lecture=True)
+
+
+def stage_embeddings(view: View, slide: Slide, tables: TablesFor) -> None:
+    """Lecture mode: the slide's heatmap panels (token | position | input) filling the window;
+    a question slide hides the outlines (and the panel that answers it)."""
+    embeddings = view.embeddings
+    if embeddings is None:
+        return
+    facts = repeat_facts(embeddings)
+    answer = token_answer if slide.step.panels == 1 else input_answer
+    ask_or_answer(slide, question_text(slide, view.settings.scheme, facts), lambda: answer(facts))
+    if not (slide.step.question and slide.revealed):  # an answer leaves its height to the rows
+        shapes_line(view.settings, view.batch, compact=True)
+    figure = embeddings_figure(
+        embeddings, lecture=True, panels=slide.panels, stacked=on_phone(), outlines=slide.outlines
+    )
+    show_chart(figure, key="embeddings", fill=True)  # the rest of the window
+
+
+def stage_similarity(view: View, slide: Slide, tables: TablesFor) -> None:
+    """Lecture mode: the similarity matrices; the answer outlines the cells that read 1.0."""
+    embeddings = view.embeddings
+    if embeddings is None:
+        return
+    facts = repeat_facts(embeddings)
+    ask_or_answer(
+        slide,
+        question_text(slide, view.settings.scheme, facts),
+        lambda: similarity_answer(similarity_facts(embeddings)),
+    )
+    figure = similarity_figure(
+        embeddings, lecture=True, stacked=on_phone(), outlines=slide.outlines
+    )
+    show_chart(figure, key="similarity", fill=True)
+
+
+def stage_word_order(view: View, slide: Slide, tables: TablesFor) -> None:
+    """Lecture mode: the word-order comparison. The page's second text if it has one, else
+    the example pair; before the reveal the two texts, after it the figure and the numbers."""
+    settings = view.settings
+    question = question_text(slide, settings.scheme, repeat_facts(view.embeddings)) if (
+        view.embeddings is not None
+    ) else ""  # fmt: skip
+    if not settings.compare_text.strip():
+        example = replace(settings, text=DEFAULT_TEXT, compare_text=DEFAULT_COMPARE_TEXT, window=0)
+        view = build_view(example, tables=tables)
+    comparison = build_word_order(view, tables=tables, attention=attention_weights)
+    first = readable(view.settings.text[:200])
+    second = readable(view.settings.compare_text[:200])
+    keyed_markdown(f"### *{for_markdown(first)}*  ·  *{for_markdown(second)}*", "word_order_texts")
+    ask_or_answer(slide, question, lambda: word_order_answer(comparison))
+    if not slide.revealed:
+        return
+    message = status_message(comparison)
+    if message is not None:
+        st.info(message)
+        return
+    show_chart(compare_figure(comparison, lecture=True), key="compare", fill=True)
+
+
+def stage_geometry(view: View, slide: Slide, tables: TablesFor) -> None:
+    """Lecture mode: cloud or curve? Before the reveal the question alone; after it the two
+    tables' 3D scatters filling the window, and the answer from their numbers."""
+    settings = view.settings
+    facts = repeat_facts(view.embeddings) if view.embeddings is not None else None
+    question = "" if facts is None else question_text(
+        slide, settings.scheme, facts, weights=settings.weights
+    )  # fmt: skip
+    if not slide.revealed:
+        ask_or_answer(slide, question, lambda: "")
+        return
+    geometry = build_geometry(view, tables=tables, init_tables=tables_for, memo=kept)
+    ask_or_answer(slide, question, lambda: geometry_lesson.lecture_answer(geometry))
+    phone = on_phone()  # one scene under the other: taller than a phone's window, it scrolls
+    figure = geometry_figure(geometry, lecture=True, stacked=phone, spectrum=False)
+    show_chart(figure, key="geometry", fill=not phone)
+
+
+def stage_distance(view: View, slide: Slide, tables: TablesFor) -> None:
+    """Lecture mode: similarity against distance, with a quarter of T past the context
+    length; before the reveal the question alone."""
+    settings = view.settings
+    facts = repeat_facts(view.embeddings) if view.embeddings is not None else None
+    question = "" if facts is None else question_text(
+        slide, settings.scheme, facts, weights=settings.weights
+    )  # fmt: skip
+    if not slide.revealed or view.embeddings is None:
+        ask_or_answer(slide, question, lambda: "")
+        return
+    distance = build_distance(view, tables=tables, init_tables=tables_for, memo=kept)
+    ask_or_answer(slide, question, lambda: distance_lesson.lecture_answer(distance))
+    show_chart(
+        distance_figure(distance, lecture=True, stacked=on_phone()), key="distance", fill=True
+    )
+
+
+# Lecture mode draws each step's view with one of these (posviz.lesson.lecture: Step.view).
+STAGE_VIEWS: dict[str, Callable[[View, Slide, TablesFor], None]] = {
+    "text": stage_text,
+    "tokens": stage_tokens,
+    "embeddings": stage_embeddings,
+    "similarity": stage_similarity,
+    "word_order": stage_word_order,
+    "geometry": stage_geometry,
+    "distance": stage_distance,
+}
+
+
+def lecture_stage(view: View, step: int, tables: TablesFor) -> None:
+    """Lecture mode: one slide on one screen, the chart filling what the text leaves."""
+    slide = SLIDES[step]
     with st.container(key="lecture_stage", height=720, border=False):  # PAGE_STYLE: window
-        lecture_steps(view.settings.scheme, step)
+        lecture_steps(slide, view.settings.scheme)
         window_picker(view)
-        embeddings = step_tokens_and_shapes(view, step, lecture=True)
-        if embeddings is not None:
-            embeddings_view(view.settings, embeddings, step, lecture=True)
+        STAGE_VIEWS[slide.step.view](view, slide, tables)
 
 
-def step_tokens_and_shapes(view: View, step: int, *, lecture: bool) -> WindowEmbeddings | None:
-    """The step's tokens (chips, or the text before it is tokenized) and, from the first step
-    with panels, the tensor shapes; returns the embeddings to draw (``None``: no panels)."""
-    if STEPS[step].show_ids:
-        token_chips(view, lecture=lecture)
-    else:
-        st.markdown(f"## {for_markdown(readable(view.settings.text[:400]))}")
-    if STEPS[step].panels == 0 or view.embeddings is None:
-        return None
-    shapes_line(view.settings, view.batch, lecture=lecture)
-    return view.embeddings
-
-
-def window_views(view: View, step: int, tables: TablesFor) -> None:
+def window_views(view: View, tables: TablesFor) -> None:
     """Below the controls: chips, shapes and the tabs (each built only when open); outside
     lecture mode (lecture mode is :func:`lecture_stage`)."""
     settings = view.settings
-    embeddings = step_tokens_and_shapes(view, step, lecture=False)
+    embeddings = view.embeddings
     if embeddings is None:
         return
+    token_chips(view, lecture=False)
+    shapes_line(settings, view.batch, compact=on_phone())
     made = st.tabs(list(TAB_LABELS.values()), key="view", on_change="rerun")
     tabs = dict(zip(TAB_LABELS, made, strict=True))  # by their tab= names
     if tabs["embeddings"].open:
         with tabs["embeddings"]:
-            embeddings_view(settings, embeddings, step, lecture=False)
+            embeddings_view(settings, embeddings)
     if tabs["similarity"].open:
         with tabs["similarity"]:
-            similarity_view(settings, embeddings, lecture=False)
+            similarity_view(settings, embeddings)
     if tabs["geometry"].open:
         with tabs["geometry"]:
             geometry_view(view, tables)
@@ -875,10 +1004,10 @@ def main() -> None:
         return
 
     if lecture:
-        lecture_stage(view, step)
+        lecture_stage(view, step, view_tables)
         return
     window_picker(view)
-    window_views(view, step, view_tables)
+    window_views(view, view_tables)
 
 
 def run() -> None:

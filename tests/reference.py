@@ -16,6 +16,10 @@ tests check every chart a real server sends against it.
   ``compute_rope``, copied verbatim); an odd last dimension stays unrotated, as posviz's
   notes say.
 * Cosine similarity with ``torch.nn.functional.cosine_similarity``.
+* Repeated tokens, pair by pair: the positions of each repeated id, the largest difference
+  between two occurrences' rows (numpy, every pair with ``itertools.combinations``), the
+  similarity of each pair, the mean similarity of neighbouring and of distant positions, and
+  the character each byte of a run of tokens belongs to (Python's own UTF-8 decoder).
 * The book's chapter-3 self-attention: ``SelfAttention_v2`` verbatim, made after
   ``torch.manual_seed(789)`` under ``fork_rng``, and the causal masking of section 3.5.1 as
   the book writes it (RoPE'd queries and keys use :func:`book_rope`).
@@ -42,6 +46,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import itertools
 import json
 import math
 import os
@@ -95,8 +100,10 @@ __all__ = [
     "book_rope",
     "book_tables",
     "book_window",
+    "byte_characters",
     "centred_pca",
     "chart_problems",
+    "chip_counts",
     "chip_problems",
     "chips",
     "compute_rope",
@@ -104,9 +111,12 @@ __all__ = [
     "cosines_by_distance",
     "decode_array",
     "embedding_error_past_the_end",
+    "largest_row_difference",
+    "neighbour_means",
     "panels",
     "precompute_rope_params",
     "random_rows",
+    "repeated_groups",
     "rope_cos_sin",
     "rope_scores",
     "same_up_to_sign",
@@ -337,6 +347,61 @@ def embedding_error_past_the_end(context_length: int, emb_dim: int) -> str:
     raise AssertionError("nn.Embedding looked up a row it does not have")
 
 
+# --- repeated tokens, pair by pair ----------------------------------------------------------
+
+
+def repeated_groups(token_ids: Sequence[int]) -> dict[int, list[int]]:
+    """``{token id: positions}`` of every id occurring more than once (plain loop)."""
+    groups: dict[int, list[int]] = {}
+    for position, token_id in enumerate(token_ids):
+        groups[token_id] = [*groups.get(token_id, []), position]
+    return {token_id: found for token_id, found in groups.items() if len(found) > 1}
+
+
+def largest_row_difference(rows: np.ndarray) -> float:
+    """max over every pair of rows (``itertools.combinations``) of max |row_p - row_q|, in
+    float64; 0.0 for a single row."""
+    values = np.asarray(rows, dtype=np.float64)
+    return max(
+        (float(np.abs(a - b).max()) for a, b in itertools.combinations(values, 2)), default=0.0
+    )
+
+
+def neighbour_means(similarity: np.ndarray) -> tuple[float, float | None]:
+    """Mean of ``similarity[p, p + 1]``, and of ``similarity[p, q]`` for ``q - p >= n // 2``
+    (at least 2; ``None`` below 4 positions), each pair once, in float64."""
+    n = len(similarity)
+    far = max(2, n // 2)
+    adjacent = float(np.mean([float(similarity[p, p + 1]) for p in range(n - 1)]))
+    distant = [float(similarity[p, q]) for p in range(n) for q in range(p + far, n)]
+    return adjacent, (float(np.mean(distant)) if n >= 4 and distant else None)
+
+
+def byte_characters(tokens: Sequence[bytes]) -> list[list[tuple[str, int, int]]]:
+    """For each token: ``(character, part, parts)`` of each character its bytes belong to,
+    ``parts`` being how many tokens the character spans (1: whole). Decoded with Python's
+    UTF-8 decoder one character at a time from the run's bytes; a byte that starts no
+    character is ``("", 1, 1)``."""
+    data = b"".join(tokens)
+    owner = [index for index, token in enumerate(tokens) for _ in token]  # token of each byte
+    result: list[list[tuple[str, int, int]]] = [[] for _ in tokens]
+    start = 0
+    while start < len(data):
+        for length in (1, 2, 3, 4):
+            try:
+                char = data[start : start + length].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            break
+        else:
+            char, length = "", 1
+        spanned = sorted(set(owner[start : start + length]))
+        for part, index in enumerate(spanned, start=1):
+            result[index].append((char, part, len(spanned)))
+        start += length
+    return result
+
+
 # --- a view as the app shows it -------------------------------------------------------------
 
 
@@ -391,7 +456,10 @@ def random_rows(n: int, d: int, seed: int = 0) -> torch.Tensor:
 
 # --- reading what the app sent ---------------------------------------------------------------
 
-_CHIP = re.compile(r":(?:blue|orange)-(?:badge|background)\[(\d+) · ((?:\\.|[^\\\]])*) · (\d+)\]")
+# A chip: position · token · id, and for a token repeated in the window "· ×N" (orange).
+_CHIP = re.compile(
+    r":(blue|orange)-(?:badge|background)\[(\d+) · ((?:\\.|[^\\\]])*) · (\d+)(?: · ×(\d+))?\]"
+)
 
 
 def decode_array(value: object) -> np.ndarray:
@@ -457,7 +525,16 @@ def chips(markdown: list[str]) -> list[tuple[int, str, int]]:
     return [
         (int(position), unescape_markdown(text), int(token_id))
         for body in markdown
-        for position, text, token_id in _CHIP.findall(body)
+        for _, position, text, token_id, _ in _CHIP.findall(body)
+    ]
+
+
+def chip_counts(markdown: list[str]) -> list[tuple[str, int | None]]:
+    """``(colour, N)`` of each chip: N is its "×N" (``None``: the chip says no count)."""
+    return [
+        (colour, int(count) if count else None)
+        for body in markdown
+        for colour, _, _, _, count in _CHIP.findall(body)
     ]
 
 
@@ -469,10 +546,14 @@ def chip_problems(markdown: list[str], view: View) -> list[str]:
         got = chips(markdown)
     except ValueError as error:
         return [f"chips: {error}"]
-    if got == want:
-        return []
-    wrong = [(g, w) for g, w in zip(got, want, strict=False) if g != w]
-    return [f"chips: {len(got)} shown, {len(want)} expected; first differences {wrong[:3]}"]
+    if got != want:
+        wrong = [(g, w) for g, w in zip(got, want, strict=False) if g != w]
+        return [f"chips: {len(got)} shown, {len(want)} expected; first differences {wrong[:3]}"]
+    occurs = {i: ids.count(i) for i in ids}
+    counts = [("orange", occurs[i]) if occurs[i] > 1 else ("blue", None) for i in ids]
+    if chip_counts(markdown) != counts:
+        return [f"chips: colours and counts {chip_counts(markdown)[:5]}, expected {counts[:5]}"]
+    return []
 
 
 # --- the book's self-attention (chapter 3) ---------------------------------------------------

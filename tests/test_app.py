@@ -20,7 +20,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 import torch
-from reference import book_window, unescape_markdown
+from reference import book_window, repeated_groups, unescape_markdown
 from streamlit.testing.v1 import AppTest
 
 from posviz.tokenizer import encode, get_encoding
@@ -28,7 +28,9 @@ from posviz.tokenizer import encode, get_encoding
 AppFactory = Callable[..., AppTest]
 Decode = Callable[[object], np.ndarray]
 DEFAULT_TEXT = "A rose is a rose is a rose."
-CHIP = re.compile(r":(\w+)-badge\[(\d+) · (.*?) · (\d+)\]")
+CHIP = re.compile(r":(\w+)-badge\[(\d+) · (.*?) · (\d+)(?: · ×\d+)?\]")
+# The bold colour posviz gives a repeated token's tick label (its own markup, not user text).
+OWN_MARK = re.compile(r'^<span style="color:#[0-9a-f]{6}"><b>(.*)</b></span>$')
 
 
 # --- independent references (the book's tables: tests/reference.py) -------------------------
@@ -118,10 +120,18 @@ def test_tick_labels_are_position_and_visible_token(app_test: AppFactory) -> Non
     assert_ok(at)
     ids = encode(DEFAULT_TEXT)
     expected = [f"{i} · {html.escape(t)}" for i, t in enumerate(visible_tokens(ids))]
+    repeated = {p for group in repeated_groups(ids).values() for p in group}
     spec = chart(at)
     for trace in spec["data"]:
-        assert trace["y"] == expected
-    assert spec["layout"]["yaxis"]["ticktext"] == expected
+        assert [y.split(" (same token vector as ")[0] for y in trace["y"]] == expected
+        assert [" (same token vector as " in y for y in trace["y"]] == [
+            row in repeated for row in range(len(ids))
+        ], "a repeated row's hover names its twins"
+    ticks = spec["layout"]["yaxis"]["ticktext"]
+    assert [OWN_MARK.sub(r"\1", tick) for tick in ticks] == expected
+    assert [bool(OWN_MARK.match(tick)) for tick in ticks] == [
+        row in repeated for row in range(len(ids))
+    ]
     assert "1 · ␣rose" in expected and "4 · ␣rose" in expected  # repeated, yet two rows
 
 
@@ -281,7 +291,7 @@ def test_html_and_markdown_in_text_show_literally(app_test: AppFactory) -> None:
     assert [tid for _, _, tid in shown] == ids
     literal = "".join(unescape_markdown(text) for _, text, _ in shown)
     assert literal.replace("␣", " ") == HOSTILE
-    labels = chart(at)["data"][0]["y"]
+    labels = [label.split(" (same token vector as ")[0] for label in chart(at)["data"][0]["y"]]
     assert "<" not in "".join(labels)
     assert [html.unescape(label) for label in labels] == [
         f"{i} · {t}" for i, t in enumerate(visible_tokens(ids))
@@ -297,7 +307,7 @@ def test_endoftext_is_the_special_token_50256(app_test: AppFactory, decode_array
     ids = [tid for _, _, tid in shown]
     position = ids.index(50256)
     assert unescape_markdown(shown[position][1]) == "<|endoftext|>"
-    assert chart(at)["data"][0]["y"][position] == f"{position} · &lt;|endoftext|&gt;"
+    assert chart(at)["data"][0]["y"][position].startswith(f"{position} · &lt;|endoftext|&gt;")
     assert_matches_book(at, decode_array, seed=123, emb_dim=64, context_length=16, ids=ids)
 
 

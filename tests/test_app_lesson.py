@@ -165,17 +165,21 @@ def test_similarity_tab_shows_cosine_similarities(
     else:
         assert input_sim[first, second] < 0.99
     text = page_text(at)
-    expected_input = float(cosine_similarity(matrices[2])[first, second])
-    assert f"positions {first} and {second}" in text
-    assert "token panel shows similarity 1.000" in text
-    assert f"input panel shows {expected_input:.3f}" in text
+    rose = [float(cosine_similarity(matrices[2])[p, q]) for p, q in ((1, 4), (1, 7), (4, 7))]
+    assert "5 pairs of positions read 1.000 in the token panel (left)" in text
+    assert "“␣rose” (1, 4), (1, 7) and (4, 7)" in text  # all three positions, not 1 and 4
+    if scheme == "none":
+        assert "they still read 1.000" in text
+    else:
+        assert f"read {min(rose):.3f} to {max(rose):.3f}" in text
 
 
 def test_repeated_tokens_are_highlighted_in_the_chips(app_test: AppFactory) -> None:
     at = ok(app_test())
     chips = next(m.value for m in at.markdown if "-badge[" in m.value)
-    assert ":orange-badge[1 · ␣rose · 8278]" in chips
-    assert ":orange-badge[7 · ␣rose · 8278]" in chips
+    assert ":orange-badge[1 · ␣rose · 8278 · ×3]" in chips  # it occurs 3 times
+    assert ":orange-badge[7 · ␣rose · 8278 · ×3]" in chips
+    assert ":orange-badge[2 · ␣is · 318 · ×2]" in chips
     assert ":blue-badge[0 · A · 32]" in chips  # "A" occurs once
 
 
@@ -254,39 +258,79 @@ def step_buttons(at: AppTest) -> tuple[bool, bool]:
     return at.button(key="step_back").disabled, at.button(key="step_next").disabled
 
 
-def test_lecture_mode_reveals_one_panel_per_click(app_test: AppFactory) -> None:
+def outlined(at: AppTest, key: str) -> bool:
+    """Whether chart ``key`` marks the repeated tokens (outline shapes)."""
+    return bool(charts(at)[key]["layout"].get("shapes"))
+
+
+# One row per click: (title, chart key or None, panels drawn, outlined, question or answer)
+LECTURE = [
+    ("1. Text", None, None, None, None),
+    ("2. Token IDs", None, None, None, None),
+    ("3. Token embeddings", "embeddings", 1, False, "question"),
+    ("4. Token embeddings", "embeddings", 1, True, "answer"),
+    ("5. Positional embeddings", "embeddings", 2, True, None),
+    ("6. Input embeddings = token + position", "embeddings", 2, False, "question"),
+    ("7. Input embeddings = token + position", "embeddings", 3, True, "answer"),
+    ("8. Similarity between positions", "similarity", None, False, "question"),
+    ("9. Similarity between positions", "similarity", None, True, "answer"),
+    ("10. Word order", None, None, None, "question"),
+    ("11. Word order", "compare", None, None, "answer"),
+]
+
+
+def test_lecture_mode_tells_the_story_one_click_at_a_time(app_test: AppFactory) -> None:
     at = ok(app_test())
     assert visible_panels(at) == 3  # outside lecture mode everything shows at once
     ok(at.toggle(key="lecture").set_value(True).run())
-
-    # step 0: the text only
-    assert visible_panels(at) is None
-    assert at.header[0].value.startswith("1.")
     assert "## A rose is a rose is a rose\\." in [m.value for m in at.markdown]
     assert not any("-badge[" in m.value for m in at.markdown)
-    assert step_buttons(at) == (True, False)
-
-    # step 1: token ids, still no chart
-    ok(at.button(key="step_next").click().run())
-    assert visible_panels(at) is None
-    # the repeated " rose" is highlighted (as a badge, or a coloured background)
-    assert any(re.search(r":orange-\w+\[1 · ␣rose · 8278\]", m.value) for m in at.markdown)
-    assert step_buttons(at) == (False, False)
-
-    for panels_shown in (1, 2, 3):  # token | + position | = input
-        ok(at.button(key="step_next").click().run())
-        assert visible_panels(at) == panels_shown
-    assert at.header[0].value.startswith("5.")
-    assert step_buttons(at) == (False, True)
-
-    ok(at.button(key="step_back").click().run())
-    assert visible_panels(at) == 2
-    assert step_buttons(at) == (False, False)
-    for _ in range(3):
+    for number, (title, chart, shown, marks, says) in enumerate(LECTURE, start=1):
+        if number > 1:
+            ok(at.button(key="step_next").click().run())
+        assert at.header[0].value == title
+        assert params(at)["step"] == str(number), "the link follows the slide"
+        assert step_buttons(at) == (number == 1, number == len(LECTURE))
+        assert list(charts(at)) == ([chart] if chart else [])
+        if chart == "embeddings":
+            assert visible_panels(at) == shown
+        if marks is not None:
+            assert outlined(at, chart) == marks, title
+        text = "\n".join(str(m.value) for m in at.markdown)
+        assert ("**Your guess?**" in text) == (says == "question"), title
+        assert ("**Answer:**" in text) == (says == "answer"), title
+        if number == 2:  # the repeated " rose" is highlighted and says how often
+            assert any(re.search(r":orange-\w+\[1 · ␣rose · 8278 · ×3\]", m.value)
+                       for m in at.markdown)  # fmt: skip
+    text = "\n".join(str(m.value) for m in at.markdown)
+    assert "The dog bites the man" in text and "The man bites the dog" in text  # the example
+    for number in range(len(LECTURE) - 1, 0, -1):
         ok(at.button(key="step_back").click().run())
-    assert visible_panels(at) is None
-    assert at.header[0].value.startswith("1.")
+        assert at.header[0].value == LECTURE[number - 1][0]
     assert step_buttons(at) == (True, False)
+
+
+@pytest.mark.parametrize("scheme", ["learned", "none", "rope"])
+def test_lecture_answers_quote_the_numbers(
+    app_test: AppFactory, decode_array: Decode, scheme: str
+) -> None:
+    ids = encode(DEFAULT_TEXT)
+    token, _, inputs = book_window(scheme, seed=123, emb_dim=64, context_length=16, token_ids=ids)
+    rose = [1, 4, 7]
+    difference = float((inputs[rose].max(dim=0).values - inputs[rose].min(dim=0).values).max())
+    assert float((token[rose].max(dim=0).values - token[rose].min(dim=0).values).max()) == 0.0
+    at = ok(app_test({"lecture": "1", "step": "4", "scheme": scheme}))
+    answer = next(str(m.value) for m in at.markdown if "**Answer:**" in str(m.value))
+    assert "“␣rose” at 1, 4 and 7: identical (largest difference 0.0)" in answer
+    at = ok(app_test({"lecture": "1", "step": "6", "scheme": scheme}))
+    question = next(str(m.value) for m in at.markdown if "**Your guess?**" in str(m.value))
+    assert "“␣rose” at 1, 4 and 7 still equal?" in question
+    ok(at.button(key="step_next").click().run())
+    answer = next(str(m.value) for m in at.markdown if "**Answer:**" in str(m.value))
+    if scheme == "none":
+        assert difference == 0.0 and "still identical (largest difference 0.0)" in answer
+    else:
+        assert f"now differs (largest difference {difference:.2f})" in answer
 
 
 @pytest.mark.parametrize("flag", ["1", "true", "on"])
@@ -307,7 +351,7 @@ def test_lecture_hides_stride_and_seed_but_keeps_their_values(
     assert "stride" not in [slider.key for slider in at.slider]
     assert "seed" not in [number.key for number in at.number_input]
     assert params(at)["seed"] == "7" and params(at)["stride"] == "3"
-    for _ in range(4):
+    for _ in range(6):  # to slide 7: the three panels
         ok(at.button(key="step_next").click().run())
     ids = encode(DEFAULT_TEXT)[3:7]  # window 1 starts at the stride, 3
     expected = book_window("learned", seed=7, emb_dim=12, context_length=4, token_ids=ids)
@@ -371,9 +415,9 @@ def test_labels_say_what_the_scheme_adds(
     assert not any(absent in label for label in labels)
     text = page_text(at)
     if scheme == "none":
-        assert "Only the" not in text and "cannot tell the occurrences apart" in text
+        assert "only the" not in text and "cannot tell the 3 occurrences apart" in text
     if scheme == "rope":
-        assert "rotation by position" in text
+        assert "RoPE adds nothing: it rotates each row by an angle" in text
 
 
 def test_changing_only_the_scheme_keeps_the_example(app_test: AppFactory) -> None:
@@ -404,7 +448,9 @@ def test_the_example_menu_follows_the_settings(app_test: AppFactory) -> None:
     assert any("Type or paste some text" in info.value for info in at.info)
 
 
-@pytest.mark.parametrize(("step", "shown"), [("1", None), ("3", 1), ("4", 2), ("5", 3)])
+@pytest.mark.parametrize(
+    ("step", "shown"), [("1", None), ("3", 1), ("4", 1), ("5", 2), ("6", 2), ("7", 3)]
+)
 def test_step_link_opens_that_step(app_test: AppFactory, step: str, shown: int | None) -> None:
     at = ok(app_test({"lecture": "1", "step": step}))
     assert at.header[0].value.startswith(f"{step}.")
@@ -415,11 +461,13 @@ def test_step_link_opens_that_step(app_test: AppFactory, step: str, shown: int |
         assert params(at)["step"] == str(int(step) - 1), "the link follows the slide"
 
 
-def test_steps_four_and_five_follow_the_scheme(app_test: AppFactory) -> None:
-    at = ok(app_test({"step": "5", "scheme": "none"}))
-    assert at.header[0].value == "5. Input embeddings = token embeddings"
+def test_the_position_steps_follow_the_scheme(app_test: AppFactory) -> None:
+    at = ok(app_test({"step": "7", "scheme": "none"}))
+    assert at.header[0].value == "7. Input embeddings = token embeddings"
     ok(at.button(key="step_back").click().run())
-    assert at.header[0].value == "4. No positional signal"
+    assert at.header[0].value == "6. Input embeddings = token embeddings"
+    ok(at.button(key="step_back").click().run())
+    assert at.header[0].value == "5. No positional signal"
 
 
 def test_a_text_too_long_for_its_link_says_so_and_offers_the_file(app_test: AppFactory) -> None:

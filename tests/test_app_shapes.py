@@ -22,6 +22,7 @@ from reference import (
 from streamlit.testing.v1 import AppTest
 
 from devtools.fake_hub import Blob, FakeHub
+from posviz.lesson.lecture import SLIDES
 
 AppFactory = Callable[..., AppTest]
 
@@ -127,3 +128,45 @@ def test_gpt2_geometry_and_distance_on_the_served_tables(
     mean, _, _ = cosines_by_distance(wpe)
     np.testing.assert_allclose(gpt2, mean, atol=2e-6)
     assert "`wpe` has 1,024 rows" in text_of(at)
+
+
+# --- lecture mode: the two views as predict-then-reveal steps --------------------------------
+
+
+def slide_number(view: str, revealed: bool) -> int:
+    return next(s.number for s in SLIDES if s.step.view == view and s.revealed is revealed)
+
+
+def test_lecture_asks_then_reveals_the_geometry(app_test: AppFactory) -> None:
+    asked = app_test({"lecture": "1", "step": str(slide_number("geometry", False))})
+    assert_ok(asked)
+    assert at_chart_keys(asked) == []  # the question alone: no picture to read it from
+    assert "Your guess?** Will these positions look like a cloud or a curve?" in text_of(asked)
+    shown = app_test({"lecture": "1", "step": str(slide_number("geometry", True)), "emb_dim": "16"})
+    assert_ok(shown)
+    points = scatter_points(chart(shown, "geometry"))
+    want, _ = centred_pca(book_tables(123, 16, 16)[1].numpy())
+    assert same_up_to_sign(points["learned, random init (seed 123)"], want, atol=1e-5)
+    assert "**Answer:** **learned, random init (seed 123)**: a cloud" in text_of(shown)
+
+
+def test_lecture_asks_then_reveals_the_distances(app_test: AppFactory) -> None:
+    asked = app_test({"lecture": "1", "step": str(slide_number("distance", False))})
+    assert_ok(asked)
+    assert at_chart_keys(asked) == []
+    shown = app_test({"lecture": "1", "step": str(slide_number("distance", True)), "emb_dim": "8"})
+    assert_ok(shown)
+    lines = {t["name"]: t for t in chart(shown, "distance")["data"] if t.get("hovertemplate")}  # type: ignore[attr-defined]
+    mean, _, _ = cosines_by_distance(sinusoidal(20, 8).numpy())  # T = 16 and a quarter more
+    np.testing.assert_allclose(decode_array(lines["sinusoidal (formula)"]["y"]), mean, atol=2e-6)
+    assert "the learned table raises `IndexError: index out of range in self`" in text_of(shown)
+
+
+def test_lecture_names_gpt2_in_its_question(app_test: AppFactory, gpt2_hub: FakeHub) -> None:
+    at = app_test({"lecture": "1", "step": str(slide_number("geometry", False)), "weights": "gpt2"})
+    assert_ok(at)
+    assert "Will GPT-2's positions look like a cloud or a curve?" in text_of(at)
+
+
+def at_chart_keys(at: AppTest) -> list[str]:
+    return [c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")]

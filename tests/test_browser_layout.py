@@ -2,8 +2,9 @@
 against `streamlit run app.py` on 127.0.0.1 (see conftest.py). Waits are for selectors and
 page conditions, never for time; nothing is timed.
 
-* Lecture mode fits one projector screen at 1920x1080 and 1280x800: at every step the step's
-  title, text, Back/Next and the whole chart are inside the window with the page unscrolled.
+* Lecture mode fits one projector screen at 1920x1080 and 1280x800: at every slide (11, the
+  similarity and word-order steps and each question's reveal included) the title, text,
+  Back/Next and the whole chart are inside the window with the page unscrolled.
 * No two text boxes of a chart (panel titles, tick labels, axis titles, colour-bar texts)
   intersect, at 1920x1080, 1280x800 and 1024x768, and on a 390x844 phone.
 * On a phone the panels are stacked, each nearly the phone's width.
@@ -28,7 +29,18 @@ pytestmark = pytest.mark.browser
 LOAD_TIMEOUT = 180_000  # ms: the server's first run imports torch (on a busy machine)
 CHART = ".st-key-embeddings .js-plotly-plot"
 SIMILARITY = ".st-key-similarity .js-plotly-plot"
-STEP_TITLES = ("1. Text", "2. Token IDs", "3. Token embeddings", "4. Positional", "5. Input")
+STEP_TITLES = (
+    "1. Text", "2. Token IDs", "3. Token embeddings", "4. Token embeddings", "5. Positional",
+    "6. Input", "7. Input", "8. Similarity", "9. Similarity", "10. Word order", "11. Word order",
+    "12. The shape", "13. The shape", "14. Distance", "15. Distance",
+)  # fmt: skip
+# The chart each lecture slide draws, and its heatmap layers (None: no chart).
+STEP_CHARTS = (
+    (None, 0), (None, 0), (".st-key-embeddings", 1), (".st-key-embeddings", 1),
+    (".st-key-embeddings", 2), (".st-key-embeddings", 2), (".st-key-embeddings", 3),
+    (".st-key-similarity", 3), (".st-key-similarity", 3), (None, 0), (".st-key-compare", 8),
+    (None, 0), (".st-key-geometry", 0), (None, 0), (".st-key-distance", 0),
+)  # fmt: skip
 
 # True once the chart has `shown` heatmaps drawn for the size it has on the page (Plotly
 # redraws a chart whose container changed size a moment later) and Streamlit has finished.
@@ -115,11 +127,12 @@ IDLE = """() => !!document.querySelector('.st-key-step_back button')
 
 
 def wait_step(page: Any, number: int) -> None:
-    """Until step ``number`` (1-5) is on the page and, from step 3, its panels are drawn."""
+    """Until slide ``number`` (1-15) is on the page and its chart, if any, is drawn."""
     page.get_by_role("heading", name=STEP_TITLES[number - 1]).wait_for(timeout=LOAD_TIMEOUT)
     page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT)
-    if number >= 3:
-        wait_drawn(page, number - 2)
+    chart, layers = STEP_CHARTS[number - 1]
+    if chart is not None:
+        wait_drawn(page, layers, f"{chart} .js-plotly-plot")
 
 
 def assert_no_collisions(page: Any, selector: str = CHART) -> None:
@@ -145,7 +158,7 @@ def test_every_lecture_step_fits_one_screen(
     wait_step(page, 1)
     sidebar = page.evaluate(BOX, '[data-testid="stSidebar"]')
     assert sidebar is None or sidebar[3] <= 1, f"the sidebar starts collapsed: {sidebar}"
-    for number in range(1, 6):
+    for number in range(1, len(STEP_TITLES) + 1):
         if number > 1:
             page.locator(".st-key-step_next button").click()
             wait_step(page, number)
@@ -157,10 +170,12 @@ def test_every_lecture_step_fits_one_screen(
             ".st-key-lecture_stage [data-testid='stMarkdownContainer']",
         ):
             assert_in_window(page, selector, width, height)
-        if number >= 3:
-            assert_in_window(page, CHART, width, height)
-            assert_in_window(page, f"{CHART} .main-svg", width, height)
-            assert_no_collisions(page)
+        chart = STEP_CHARTS[number - 1][0]
+        if chart is not None:
+            plot = f"{chart} .js-plotly-plot"
+            assert_in_window(page, plot, width, height)
+            assert_in_window(page, f"{plot} .main-svg", width, height)
+            assert_no_collisions(page, plot)
         main = page.locator('[data-testid="stMain"]')
         assert main.evaluate("(m) => m.scrollHeight <= m.clientHeight + 1"), "nothing to scroll"
     assert page.console_errors == []
@@ -203,7 +218,7 @@ def test_chart_texts_never_collide(
     page = sized(width, height)
     # RoPE has the most texts (a second colour bar); in lecture mode the book's scheme (RoPE's
     # bar under its panel leaves too little height at 1280 x 800: see the README).
-    page.goto(f"{server_url}/" + ("?lecture=1&step=5" if lecture else "?scheme=rope"))
+    page.goto(f"{server_url}/" + ("?lecture=1&step=7" if lecture else "?scheme=rope"))
     wait_drawn(page)
     assert_no_collisions(page)
     if not lecture:
@@ -257,10 +272,11 @@ def test_long_text_chart_starts_within_a_screenful_and_shapes_are_whole(
 
 def test_step_links_and_clicker_keys(sized: Any, server_url: str) -> None:
     page = sized(1280, 800)
-    page.goto(f"{server_url}/?lecture=1&step=4")
-    wait_step(page, 4)
+    page.goto(f"{server_url}/?lecture=1&step=8")
+    wait_step(page, 8)
     page.mouse.click(5, 300)  # focus on the page (its left margin), not a widget
-    for key, number in (("PageDown", 5), ("PageUp", 4), ("ArrowLeft", 3), ("ArrowRight", 4)):
+    for key, number in (("PageDown", 9), ("PageUp", 8), ("ArrowLeft", 7), ("ArrowRight", 8),
+                        ("ArrowRight", 9), ("PageDown", 10), ("ArrowRight", 11)):  # fmt: skip
         page.keyboard.press(key)
         wait_step(page, number)
         page.wait_for_function(

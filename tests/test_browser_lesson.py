@@ -64,8 +64,8 @@ def test_similarity_tab_draws_three_heatmaps(page: Any, server_url: str) -> None
         SIMILARITY,
     )
     assert sizes == [[9, 9]] * 3  # "A rose is a rose is a rose." is 9 tokens
-    wait_for_text(page, "appears at positions 1 and 4")
-    assert "token panel shows similarity 1.000" in page.inner_text("body")
+    wait_for_text(page, "“␣rose” (1, 4), (1, 7) and (4, 7)")  # all three, not the first two
+    assert "5 pairs of positions read 1.000 in the token panel" in page.inner_text("body")
     assert page.console_errors == []
     assert page.dialogs == []
 
@@ -81,15 +81,16 @@ def test_lecture_link_steps_through_the_pipeline(page: Any, server_url: str) -> 
     next_button.click()
     page.get_by_role("heading", name="2. Token IDs").wait_for(timeout=LOAD_TIMEOUT)
     assert page.locator(EMBEDDINGS).count() == 0
-    wait_for_text(page, "1 · ␣rose · 8278")  # the chip of " rose" at position 1
+    wait_for_text(page, "1 · ␣rose · 8278 · ×3")  # the chip of " rose" at position 1
 
-    for shown in (1, 2, 3):  # token | + position | = input; panels still hidden are not drawn
+    # token (asked, answered) | + position | the sum asked (still 2 panels), answered
+    for shown in (1, 1, 2, 2, 3):
         next_button.click()
         wait_for_panels(page, EMBEDDINGS, shown, traces=shown)
         assert panels(page, EMBEDDINGS) == [[True] * shown, shown]
-    page.get_by_role("heading", name="5. Input embeddings").wait_for(timeout=LOAD_TIMEOUT)
-    assert next_button.is_disabled()
-    assert not back_button.is_disabled()
+    page.get_by_role("heading", name="7. Input embeddings").wait_for(timeout=LOAD_TIMEOUT)
+    wait_for_text(page, "Answer:")
+    assert not next_button.is_disabled(), "similarity and word order follow"
 
     back_button.click()
     wait_for_panels(page, EMBEDDINGS, 2, traces=2)

@@ -442,3 +442,29 @@ def test_shape_view_usage_errors(
         main([*ARGS, *args])
     assert caught.value.code == 2
     assert words in capsys.readouterr().err
+
+
+# --- the lesson sentences ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scheme", ["learned", "none"])
+def test_lesson_prints_the_pages_sentences_with_their_numbers(
+    scheme: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = "A rose is a rose is a rose."
+    assert main(["--text", text, "--emb-dim", "8", "--scheme", scheme, "--lesson"]) == 0
+    lesson, similarity = capsys.readouterr().out.splitlines()
+    _, _, inputs = book_window(scheme, seed=123, emb_dim=8, context_length=16,
+                               token_ids=encode(text))  # fmt: skip
+    rose = inputs[[1, 4, 7]].double()
+    difference = float((rose.max(dim=0).values - rose.min(dim=0).values).max())
+    assert "'␣rose' is at positions 1, 4 and 7: its token rows are identical" in lesson
+    if scheme == "none":
+        assert difference == 0.0 and "its input rows are identical too" in lesson
+    else:
+        assert (
+            f"its input rows differ (input panel, right: largest difference {difference:.2f})"
+            in (lesson)
+        )
+    assert "5 pairs of positions read 1.000 in the token panel (left)" in similarity
+    assert "**" not in lesson + similarity and "“" not in lesson, "plain text, not Markdown"

@@ -11,12 +11,13 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 import torch
-from reference import book_window
+from reference import book_window, tiktoken_gpt2
 
 from posviz.embeddings import SeededEmbeddings
 from posviz.export import figure_html, matrices_csv, matrices_npy, spreadsheet_safe
 from posviz.pipeline import WindowEmbeddings, embed_window
 from posviz.plots.heatmaps import embeddings_figure
+from posviz.tokenizer import encode, token_labels
 
 SEED, EMB_DIM, CONTEXT_LENGTH = 7, 5, 8
 TOKEN_IDS = [40, 367, 2885, 40, 50256]
@@ -121,3 +122,18 @@ def test_html_of_a_similarity_like_figure_keeps_its_data() -> None:
     figure = go.Figure(go.Heatmap(z=[[0.25, -0.5]], name="probe-trace"))
     rest = _outside_plotly_bundle(figure_html(figure).decode("utf-8"))
     assert "probe-trace" in rest
+
+
+def test_csv_keeps_the_exact_bytes_of_a_split_character() -> None:
+    """Chips and tick labels name the character (東 (1 of 2)); the CSV keeps each token's own
+    bytes and id, as tiktoken gives them."""
+    ids = encode("東京")
+    window = embed_window(SeededEmbeddings.create(seed=SEED, emb_dim=EMB_DIM), ids,
+                          context_length=CONTEXT_LENGTH)  # fmt: skip
+    assert token_labels(ids)[0] == "東 (1 of 2)"
+    rows = list(csv.reader(io.StringIO(matrices_csv(window).decode("utf-8"))))[1:]
+    exact = [tiktoken_gpt2().decode_single_token_bytes(i) for i in ids]
+    expected = ["".join(f"\\x{b:02x}" for b in token) for token in exact]
+    assert [(row[2], int(row[3])) for row in rows[: len(ids)]] == list(
+        zip(expected, ids, strict=True)
+    )

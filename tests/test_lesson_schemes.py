@@ -1,17 +1,20 @@
-"""posviz.lesson.schemes: every scheme has its words, and the repeat sentence quotes its numbers."""
+"""posviz.lesson.schemes: every scheme has its words, and the note on the sinusoidal panel says
+"only the distance" only when its numbers show it."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from reference import cosine_similarity, sinusoidal
 
 from posviz.config import SCHEMES
 from posviz.lesson.schemes import (
     POSITION_PANEL_NOTES,
     SCHEME_LABELS,
     SCHEME_NOTES,
-    repeat_sentence,
+    position_panel_note,
 )
-from posviz.similarity import RepeatedToken
+from posviz.similarity import distance_spread
 
 
 def test_every_scheme_has_a_label_and_notes_in_menu_order() -> None:
@@ -21,17 +24,24 @@ def test_every_scheme_has_a_label_and_notes_in_menu_order() -> None:
     assert len(set(SCHEME_LABELS.values())) == len(SCHEMES)
 
 
-@pytest.mark.parametrize("scheme", SCHEMES)
-def test_repeat_sentence_quotes_the_values(scheme: str) -> None:
-    repeat = RepeatedToken(scheme, 8278, "␣rose", 1, 4, 1.0, 0.25, -0.123456)  # type: ignore[arg-type]
-    sentence = repeat_sentence(repeat)
-    assert sentence.startswith("Token '␣rose' (id 8278) appears at positions 1 and 4.")
-    assert "similarity 1.000" in sentence and "shows -0.123" in sentence
-    blind = "cannot tell the occurrences apart" in sentence
-    assert blind == (scheme == "none")
+@pytest.mark.parametrize("emb_dim", [8, 64, 7])
+def test_sinusoidal_note_follows_its_diagonals(emb_dim: int) -> None:
+    table = sinusoidal(16, emb_dim)  # the formula, cell by cell
+    similarity = cosine_similarity(table).numpy()
+    widest = max(float(np.ptp(np.diagonal(similarity, k))) for k in range(16))
+    note = position_panel_note("sinusoidal", spread=distance_spread(cosine_similarity(table)))
+    if widest <= 1e-4:
+        assert "depends only on the distance" in note
+    else:
+        assert "almost only" in note and f"{widest:.4f}" in note
 
 
-def test_markdown_sentence_escapes_the_token() -> None:
-    repeat = RepeatedToken("learned", 1174, "**[x](y)", 0, 2, 1.0, 0.1, 0.5)
-    assert "“\\*\\*\\[x\\]\\(y\\)”" in repeat_sentence(repeat, markdown=True)
-    assert "'**[x](y)'" in repeat_sentence(repeat)
+def test_a_table_that_is_not_distance_only_is_not_called_so() -> None:
+    note = position_panel_note("sinusoidal", spread=0.25)
+    assert "depends only" not in note and "0.2500" in note
+
+
+@pytest.mark.parametrize("scheme", ["learned", "none", "rope"])
+def test_other_schemes_make_no_distance_claim(scheme: str) -> None:
+    note = position_panel_note(scheme, spread=0.0)  # type: ignore[arg-type]
+    assert note == POSITION_PANEL_NOTES[scheme] and "distance" not in note  # type: ignore[index]

@@ -91,13 +91,22 @@ def test_chips_are_checked_against_tiktoken_tokens() -> None:
     view = View(text="Hi <b>you</b>: a@b", context_length=16)
     ids = token_ids(view.text)
     assert ids[:2] == [17250, 1279]  # tiktoken's GPT-2: "Hi", " <"
-    chips = " ".join(
-        f":blue-badge[{n} · {text} · {i}]"
-        for n, (i, text) in enumerate(zip(ids, ["Hi", "␣\\<", "b", "\\>", "you", "\\<\\/",
-                                                "b", "\\>\\:\u2060", "␣a", "\u2060\\@", "b"],
-                                          strict=False))
-    )  # fmt: skip
+    texts = ["Hi", "␣\\<", "b", "\\>", "you", "\\<\\/", "b", "\\>\\:\u2060", "␣a",
+             "\u2060\\@", "b"]  # fmt: skip
+
+    def chip(n: int, i: int, text: str) -> str:  # orange and "×N" for a repeated token
+        times = ids.count(i)
+        return (
+            f":orange-badge[{n} · {text} · {i} · ×{times}]"
+            if times > 1
+            else (f":blue-badge[{n} · {text} · {i}]")
+        )
+
+    chips = " ".join(chip(n, i, text) for n, (i, text) in enumerate(zip(ids, texts, strict=True)))
+    assert "· ×3]" in chips  # "b" occurs three times
     assert chip_problems([chips], view) == []
+    assert chip_problems([chips.replace(" · ×3]", "]")], view) != [], "a count left out"
+    assert chip_problems([chips.replace("×3", "×2")], view) != [], "a wrong count"
     assert chip_problems([chips.replace("you", "yoU")], view) != []
     assert chip_problems([chips.replace(f"· {ids[0]}]", "· 1]")], view) != []
     # Same text once un-escaped, but Markdown would read the bare ">" and ":".

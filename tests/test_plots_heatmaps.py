@@ -56,6 +56,11 @@ def random_window(
     )
 
 
+def strip_tags(label: str) -> str:
+    """A tick label without the bold, coloured span posviz puts on a repeated token's row."""
+    return re.sub(r'</?(b|span)( style="[^"<>]*")?>', "", label)
+
+
 def words(title: str) -> str:
     """A panel title's words: its line breaks (it wraps on narrow panels) and tags gone."""
     return " ".join(re.sub(r"</?(b|sup)>", "", title).replace("<br>", " ").split())
@@ -130,14 +135,22 @@ def test_rows_are_position_dot_token_and_repeated_tokens_stay_apart() -> None:
     texts = ["A", "␣rose", "␣is", "␣a", "␣rose", "␣is", "␣a", "␣rose"]
     ids = [32, 8278, 318, 257, 8278, 318, 257, 8278]
     figure = embeddings_figure(random_window(8, 4, token_ids=ids, token_texts=texts))
-    expected = [f"{position} · {text}" for position, text in enumerate(texts)]
+    labels = [f"{position} · {text}" for position, text in enumerate(texts)]
+    twins = {  # each repeated row's hover names the other rows of its token
+        1: "rows 4 and 7", 4: "rows 1 and 7", 7: "rows 1 and 4",
+        2: "row 5", 5: "row 2", 3: "row 6", 6: "row 3",
+    }  # fmt: skip
+    expected = [
+        f"{label} (same token vector as {twins[row]})" if row in twins else label
+        for row, label in enumerate(labels)
+    ]
     for trace in figure.data:
         assert list(trace.y) == expected
         assert trace.yaxis == "y"
     assert len(set(expected)) == len(expected)
     assert figure.layout.yaxis.type == "category"
     assert figure.layout.yaxis.title.text == "position · token"
-    assert list(figure.layout.yaxis.ticktext) == expected
+    assert [strip_tags(text) for text in figure.layout.yaxis.ticktext] == labels
 
 
 def test_zoom_stays_in_step_across_panels() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import itertools
+import math
 
 import pytest
 
@@ -15,6 +16,7 @@ from posviz.plots._layout import (
     LECTURE_TYPE,
     NORMAL_TYPE,
     Colorbar,
+    RowMarks,
     position_ticks,
     short_label,
     text_width,
@@ -160,3 +162,40 @@ def test_a_chart_whose_height_the_page_sets_gets_auto_ticks_side_by_side_only() 
     stacked = three_panels(stacked=True, **common)  # type: ignore[arg-type]
     axis = stacked.layout["yaxis"]
     assert isinstance(axis, dict) and axis["tickmode"] == "array"
+
+
+# --- marked rows (a repeated token's): always labelled --------------------------------------
+
+
+@pytest.mark.parametrize("rows", [9, 64, 1024])
+@pytest.mark.parametrize("marked", [(1, 2, 3, 500), (0, 7), (5,)])
+def test_marked_rows_are_always_labelled_and_spaced_rows_keep_clear(
+    rows: int, marked: tuple[int, ...]
+) -> None:
+    texts = [f"t{i}" for i in range(rows)]
+    inside = [row for row in marked if row < rows]
+    marks = RowMarks(colours=dict.fromkeys(inside, "#123456"), notes=dict.fromkeys(inside, "twin"))
+    ticks = position_ticks(texts, font_size=20, length=300, marks=marks)
+    labelled = [int(value.split(" · ")[0]) for value in ticks.values]
+    assert set(inside) <= set(labelled)
+    step = math.ceil(rows / (300 // 26))
+    spaced = [row for row in labelled if row not in inside]
+    for row in spaced:
+        assert row % step == 0, "a spaced row is one of the evenly spaced ones"
+        assert all(abs(row - m) >= step for m in inside), "and keeps clear of marked rows"
+    for row in inside:
+        assert ticks.categories[row] == f"{row} · t{row} (twin)"
+        text = ticks.texts[labelled.index(row)]
+        assert text == f'<span style="color:#123456"><b>{row} · t{row}</b></span>'
+
+
+def test_marks_replace_auto_ticks_and_tick_texts_name_the_rows_only_in_labels() -> None:
+    marks = RowMarks(colours={1: None, 4: None}, tick_texts=[f"x{i}" for i in range(len(ROSE))])
+    ticks = position_ticks(ROSE, font_size=20, length=300, auto=True, marks=marks)
+    assert not ticks.auto, "Plotly could leave a marked row unlabelled"
+    assert "1 · x1" in ticks.texts and "4 · x4" in ticks.texts  # plain: colour None
+    assert ticks.categories[1] == "1 · ␣rose", "hover keeps the exact token text"
+    auto = position_ticks(ROSE, font_size=20, length=300, auto=True, marks=RowMarks(tick_texts=[
+        f"x{i}" for i in range(len(ROSE))
+    ]))  # fmt: skip
+    assert auto.auto and auto.categories[1] == "1 · ␣rose", "auto labels are the hover names"

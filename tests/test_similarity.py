@@ -1,25 +1,35 @@
 """Cosine similarity between positions: the numbers against torch's own cosine_similarity,
-the figure as data, and the sentence quoting the figure's values."""
+the figure as data, the facts the sentences quote (repeated pairs, neighbours) against
+tests/reference.py."""
 
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 import torch
-import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import cosine_similarity as reference_similarity
+from reference import neighbour_means, repeated_groups
 
 from posviz.config import SCHEMES, Scheme
 from posviz.embeddings import SeededEmbeddings
-from posviz.lesson.schemes import repeat_sentence
 from posviz.pipeline import WindowEmbeddings, embed_window
 from posviz.plots.heatmaps import similarity_figure
-from posviz.similarity import cosine_similarity, first_repeat, repeated_token_pairs
+from posviz.similarity import (
+    BAND_MARGIN,
+    READS_ONE,
+    NeighbourSimilarity,
+    cosine_similarity,
+    distance_spread,
+    neighbour_similarity,
+    repeated_token_pairs,
+    similarity_facts,
+)
 from posviz.token_text import visible
 from posviz.tokenizer import encode, token_bytes
 
@@ -129,13 +139,16 @@ def test_figure_layout_follows_the_embeddings_figure(tables: SeededEmbeddings) -
     assert layout.coloraxis.cmax == 1.0
     assert layout.coloraxis.colorscale == go.layout.Coloraxis(colorscale="RdBu_r").colorscale
     assert layout.yaxis.autorange == "reversed"
-    assert list(layout.yaxis.ticktext) == expected_labels
+    assert [re.sub(r"</?(b|span)[^>]*>", "", t) for t in layout.yaxis.ticktext] == expected_labels
     assert layout.xaxis2.matches == "x"
     assert layout.xaxis3.matches == "x"
     assert layout.font.size == 22
     for index, trace in enumerate(figure.data):
         assert list(trace.x) == expected_labels
-        assert list(trace.y) == expected_labels
+        assert [label.split(" (same token vector as")[0] for label in trace.y] == expected_labels
+        assert (
+            trace.y[1] == "1 · ␣rose (same token vector as rows 4 and 7)"
+        )  # hover names the twins
         assert trace.coloraxis == "coloraxis"
         assert trace.yaxis == "y"
         assert trace.xaxis == ("x" if index == 0 else f"x{index + 1}")
@@ -168,44 +181,107 @@ def test_long_windows_show_their_first_positions(tables: SeededEmbeddings) -> No
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-def test_first_repeat_quotes_the_figures_values(tables: SeededEmbeddings, scheme: Scheme) -> None:
-    window, _ = rose_window(tables, scheme)
-    note = first_repeat(window)
-    assert note is not None
-    rose_id = encode(" rose")[0]
-    assert (note.first, note.second, note.token_id, note.token_text) == (1, 4, rose_id, "␣rose")
+@pytest.mark.parametrize(
+    "text", [ROSE, "The quick brown fox jumps over the lazy dog and the quick brown fox runs away"]
+)
+def test_similarity_facts_read_the_figures_cells(
+    tables: SeededEmbeddings, scheme: Scheme, text: str
+) -> None:
+    token_ids = encode(text)
+    window = embed_window(tables, token_ids, context_length=16, scheme=scheme)
+    facts = similarity_facts(window)
     figure = similarity_figure(window)
-    values = [float(np.asarray(trace.z)[1, 4]) for trace in figure.data]
-    assert [note.token_similarity, note.position_similarity, note.input_similarity] == values
-    assert note.token_similarity == 1.0
-    rows = window.input_embeddings.double()
-    expected_input = F.cosine_similarity(rows[1], rows[4], dim=0).item()
-    assert note.input_similarity == pytest.approx(expected_input, abs=1e-6)
-    if scheme == "none":
-        assert note.input_similarity == 1.0
-        assert "cannot tell" in repeat_sentence(note)
+    z = [np.asarray(trace.z, dtype=np.float64) for trace in figure.data]  # what is drawn
+    groups = repeated_groups(token_ids)
+    assert {r.token_id: list(r.positions) for r in facts.tokens} == groups
+    assert facts.repeated_pairs == sum(len(g) * (len(g) - 1) // 2 for g in groups.values())
+    for repeat in facts.tokens:
+        pairs = list(itertools.combinations(repeat.positions, 2))
+        assert repeat.pairs == pairs
+        for panel, values in zip(z, (repeat.token, repeat.position, repeat.input), strict=True):
+            cells = [panel[p, q] for p, q in pairs]
+            assert values == (min(cells), max(cells))
+        assert repeat.token == (1.0, 1.0)  # the same row twice: exactly 1
+        if scheme == "none":
+            assert repeat.input == (1.0, 1.0)
+        else:
+            assert repeat.input[1] < 0.99
+    n = len(token_ids)
+    above = [(p, q) for p in range(n) for q in range(p + 1, n)]
+    ones = [(p, q) for p, q in above if round(z[0][p, q], 3) == 1.0]
+    assert facts.token_ones == len(ones)
+    assert facts.token_ones_repeated == sum(token_ids[p] == token_ids[q] for p, q in ones)
+    assert facts.input_ones == sum(round(z[2][p, q], 3) == 1.0 for p, q in above)
+    assert facts.token_ones == facts.repeated_pairs  # no other pair of rows points one way
+
+
+def test_similarity_facts_without_repeats(tables: SeededEmbeddings) -> None:
+    window = embed_window(tables, encode("Every effort moves you"), context_length=4)
+    facts = similarity_facts(window)
+    assert facts.tokens == () and facts.repeated_pairs == 0 and facts.token_ones == 0
+
+
+def test_similarity_facts_cover_the_positions_shown(tables: SeededEmbeddings) -> None:
+    window = embed_window(tables, [5, 6, 7, 5, 6], context_length=8)
+    facts = similarity_facts(window, max_positions=4)
+    assert facts.shown == 4 and [r.positions for r in facts.tokens] == [(0, 3)]
+    with pytest.raises(ValueError, match="max_positions"):
+        similarity_facts(window, max_positions=0)
+
+
+def test_reads_one_is_what_three_decimals_print_as_one() -> None:
+    assert f"{READS_ONE:.3f}" == "1.000" and f"{np.nextafter(READS_ONE, 0):.3f}" == "0.999"
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 9, 16])
+def test_neighbour_similarity_matches_the_reference(n: int) -> None:
+    rows = torch.randn(n, 8, generator=torch.Generator().manual_seed(n))
+    matrix = cosine_similarity(rows)
+    summary = neighbour_similarity(matrix)
+    assert summary is not None
+    adjacent, distant = neighbour_means(matrix.double().numpy())
+    assert summary.adjacent == pytest.approx(adjacent, abs=1e-12)
+    if distant is None:
+        assert summary.distant is None and summary.pattern == "too_short"
     else:
-        assert note.input_similarity < 0.999
-    sentence = repeat_sentence(note)
-    assert f"{note.token_similarity:.3f}" in sentence
-    assert f"{note.input_similarity:.3f}" in sentence
-    assert "positions 1 and 4" in sentence
+        assert summary.distant == pytest.approx(distant, abs=1e-12)
 
 
-def test_first_repeat_is_none_without_repeats(tables: SeededEmbeddings) -> None:
-    token_ids = encode("Every effort moves you")
-    window = embed_window(tables, token_ids, context_length=4)
-    assert first_repeat(window) is None
+@pytest.mark.parametrize(
+    ("adjacent", "distant", "pattern"),
+    [
+        (0.9, 0.2, "neighbours_alike"),
+        (0.2 + BAND_MARGIN, 0.2, "neighbours_alike"),
+        (0.25, 0.2, "no_pattern"),
+        (0.02, -0.01, "no_pattern"),
+        (0.0, 0.5, "neighbours_apart"),
+        (0.9, None, "too_short"),
+    ],
+)
+def test_neighbour_pattern_is_read_from_the_two_means(
+    adjacent: float, distant: float | None, pattern: str
+) -> None:
+    assert NeighbourSimilarity(adjacent, distant, 4).pattern == pattern
 
 
-def test_markdown_sentence_escapes_the_token(tables: SeededEmbeddings) -> None:
-    token_ids = encode("**x** **x**")
-    window = embed_window(tables, token_ids, context_length=8)
-    note = first_repeat(window)
-    assert note is not None
-    assert note.token_text == "**"
-    assert "“\\*\\*”" in repeat_sentence(note, markdown=True)
-    assert "'**'" in repeat_sentence(note)
+def test_random_positions_show_no_band_and_smooth_ones_do() -> None:
+    generator = torch.Generator().manual_seed(3)
+    random_rows = torch.randn(64, 768, generator=generator)
+    smooth = torch.cumsum(torch.randn(64, 768, generator=generator), dim=0)  # a random walk
+    random_summary = neighbour_similarity(cosine_similarity(random_rows))
+    smooth_summary = neighbour_similarity(cosine_similarity(smooth))
+    assert random_summary is not None and random_summary.pattern == "no_pattern"
+    assert smooth_summary is not None and smooth_summary.pattern == "neighbours_alike"
+
+
+def test_distance_spread_is_the_widest_diagonal(tables: SeededEmbeddings) -> None:
+    sinusoidal = embed_window(tables, encode(ROSE), context_length=16, scheme="sinusoidal")
+    matrix = reference_similarity(sinusoidal.pos_embeddings)  # torch's own, float64
+    widest = max(float(np.ptp(np.diagonal(matrix.numpy(), k))) for k in range(len(matrix)))
+    assert distance_spread(matrix) == pytest.approx(widest, abs=1e-12)
+    assert distance_spread(matrix) < 1e-4  # sin/cos: only the distance counts
+    learned = embed_window(tables, encode(ROSE), context_length=16, scheme="learned")
+    assert distance_spread(reference_similarity(learned.pos_embeddings)) > 0.1
 
 
 def test_rope_input_similarity_depends_only_on_distance(tables: SeededEmbeddings) -> None:

@@ -8,11 +8,11 @@ import string
 import unicodedata
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import WORD_JOINER, unescape_markdown
+from reference import WORD_JOINER, byte_characters, unescape_markdown
 
-from posviz.token_text import for_markdown, for_plotly, visible
+from posviz.token_text import character_labels, for_markdown, for_plotly, visible
 from posviz.tokenizer import encode, token_bytes
 
 INVISIBLE = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}
@@ -184,3 +184,62 @@ def test_for_markdown_leaves_no_bare_link_for_gfm(text: str) -> None:
     shown = re.sub(r"\\(.)", r"\1", for_markdown(text))  # the text after escapes resolve
     assert not GFM_LITERAL_LINK.search(shown), shown
     assert shown.replace("\u2060", "") == text
+
+
+# --- a character split over several tokens, named in each ----------------------------------
+
+
+def expected_labels(tokens: list[bytes]) -> list[str]:
+    """What each token should say, from reference.byte_characters (Python's UTF-8 decoder)."""
+    labels = []
+    for characters in byte_characters(tokens):
+        parts: list[str] = []
+        for char, part, total in characters:
+            shown = visible(char.encode()) if char else None
+            if total == 1 and shown is not None:
+                if parts and not parts[-1].endswith(")"):
+                    parts[-1] += shown
+                else:
+                    parts.append(shown)
+            else:
+                parts.append(f"{shown} ({part} of {total})")
+        labels.append(" + ".join(parts))
+    return [
+        label if "None" not in label else visible(token)  # bytes that form no character
+        for label, token in zip(labels, tokens, strict=True)
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("東京は日本の首都です", id="cjk"),
+        pytest.param("我爱你 我爱你", id="cjk-repeated"),
+        pytest.param("🙂 ok 🎉🎉", id="emoji"),
+        pytest.param("naïve café", id="accents-whole"),
+        pytest.param("A rose is a rose", id="ascii"),
+    ],
+)
+def test_split_characters_are_named_in_each_token(text: str) -> None:
+    tokens = token_bytes(encode(text))
+    labels = character_labels(tokens)
+    assert list(labels) == expected_labels(tokens)
+    assert len(labels) == len(tokens)
+
+
+def test_east_is_one_character_in_two_tokens() -> None:
+    tokens = token_bytes(encode("東京"))
+    assert [visible(t) for t in tokens] == ["\\xe6\\x9d", "\\xb1", "\\xe4\\xba", "\\xac"]
+    assert character_labels(tokens) == ("東 (1 of 2)", "東 (2 of 2)", "京 (1 of 2)", "京 (2 of 2)")
+
+
+def test_a_run_that_starts_mid_character_keeps_its_bytes() -> None:
+    tokens = token_bytes(encode("東京"))[1:]  # a window that starts inside 東
+    assert character_labels(tokens) == ("\\xb1", "京 (1 of 2)", "京 (2 of 2)")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab 東京🎉é\n"), max_size=20))
+def test_labels_follow_the_decoder_for_any_text(text: str) -> None:
+    tokens = token_bytes(encode(text))
+    assert list(character_labels(tokens)) == expected_labels(tokens)

@@ -34,7 +34,6 @@ NONE_NOTE: Final = (
     "curve here."
 )
 _FORMULAS: Final = {"sinusoidal": "the sinusoidal table", "rope": "RoPE"}
-QUESTION: Final = "Will a position look more like its neighbour than like a far-away position?"
 
 
 def band_sentence(curve: DistanceCurve) -> str:
@@ -106,3 +105,27 @@ def sentences(view: DistanceView) -> list[str]:
     if view.settings.scheme == "none":
         found.append(NONE_NOTE)
     return found
+
+
+def lecture_answer(view: DistanceView) -> str:
+    """Lecture mode's answer, from the curves: how alike neighbours are per scheme, whether
+    the band is flat, and what the learned table says past the context length."""
+    parts = []
+    for curve in view.curves:
+        last = curve.distances - 1
+        near = float(curve.mean[min(1, last)])
+        shape = (
+            "the same for every i"
+            if curve.kind == "rope" or curve.spread < FLAT
+            else f"band up to {curve.spread:.2f} wide"
+        )
+        parts.append(
+            f"**{curve.label}**: {near:.2f} at k = 1, {float(curve.mean[last]):.2f} at k = {last} "
+            f"({shape})"
+        )
+    learned = next(end for end in view.ends if end.kind == "learned")
+    return (
+        "; ".join(parts)
+        + f". Past T = {view.context_length} the formulas go on; the learned table raises "
+        f"`{learned.error}`."
+    )

@@ -35,7 +35,6 @@ ROPE_NOTE: Final = (
 NONE_NOTE: Final = (
     "The *none* scheme adds nothing: its table is all zeros, so there is nothing to project."
 )
-QUESTION: Final = "Will GPT-2's positions look like a cloud or a curve?"
 
 
 def shape_sentence(shape: TableGeometry) -> str:
@@ -122,3 +121,28 @@ def sentences(view: GeometryView) -> list[str]:
     if view.main.table.kind == "none":
         found.append(NONE_NOTE)
     return found
+
+
+def _verdict(shape: TableGeometry) -> str:
+    """Curve, cloud, in between or nothing, from the step ratio (see :func:`order_sentence`)."""
+    ratio = shape.step_ratio
+    if ratio is None:
+        return "nothing to draw"
+    if ratio < CURVE_BELOW:
+        return "a curve"
+    return "a cloud" if ratio > CLOUD_ABOVE else "in between"
+
+
+def lecture_answer(view: GeometryView) -> str:
+    """Lecture mode's answer to "cloud or curve?", from the numbers of both tables."""
+
+    def one(shape: TableGeometry) -> str:
+        if shape.step_ratio is None:
+            return f"**{shape.table.label}**: all rows the same, nothing to draw"
+        return (
+            f"**{shape.table.label}**: {_verdict(shape)} (neighbours "
+            f"{shape.step_ratio:.2f}× as far apart as any two; 90 % of the variance in "
+            f"{shape.directions_90} of {len(shape.singular_values)} directions)"
+        )
+
+    return f"{one(view.main)}. Beside it, {one(view.contrast)}."

@@ -57,13 +57,46 @@ def neighbour_sentence(summary: NeighbourSimilarity, n: int) -> str:
     return text + "."
 
 
-TRAINED_POSITIONS: Final = (
-    "Trained, GPT-2's position vectors change smoothly: neighbouring positions are alike "
-    "(a bright band along the diagonal) and many dimensions are slow waves across the "
-    "positions. Before training (weights: random init) neighbours are no more alike than "
-    "positions far apart."
-)
-RANDOM_POSITIONS: Final = (
-    "Random, as before training: neighbouring positions are no more alike than positions far "
-    "apart. Switch the weights to GPT-2 124M to see what training makes of this table."
-)
+# What each kind of table usually shows; pattern_sentence says whether these numbers do.
+_USUAL: Final = {
+    True: (
+        "Trained position tables usually make neighbouring positions alike: a bright band "
+        "along the diagonal."
+    ),
+    False: (
+        "A random table, as before training, usually makes neighbouring positions no more "
+        "alike than positions far apart."
+    ),
+}
+_AFTER: Final = {
+    True: "",
+    False: " Switch the weights to GPT-2 124M to see what training makes of this table.",
+}
+
+
+def pattern_sentence(summary: NeighbourSimilarity, *, trained: bool) -> str:
+    """What trained (or random) position tables usually show, and whether the numbers of
+    ``summary`` show it: the usual pattern is never stated as a fact of this window unless
+    its numbers show it.
+
+    >>> from posviz.similarity import NeighbourSimilarity
+    >>> pattern_sentence(NeighbourSimilarity(0.02, 0.01, 8), trained=True).split(". ")[-1]
+    'These numbers do not show it: neighbours are no more alike than positions far apart.'
+    """
+    verdict = {
+        "neighbours_alike": "neighbours are more alike than positions far apart",
+        "no_pattern": "neighbours are no more alike than positions far apart",
+        "neighbours_apart": "neighbours are less alike than positions far apart",
+    }
+    usual = "neighbours_alike" if trained else "no_pattern"
+    pattern = summary.pattern
+    if pattern == "too_short":
+        found = (
+            "With fewer than 4 positions there are no positions far apart to compare: use a "
+            "longer text."
+        )
+    elif pattern == usual:
+        found = f"These numbers show it: {verdict[pattern]}."
+    else:
+        found = f"These numbers do not show it: {verdict[pattern]}."
+    return f"{_USUAL[trained]} {found}{_AFTER[trained]}"

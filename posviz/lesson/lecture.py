@@ -1,116 +1,333 @@
-"""Lecture mode: the input pipeline of section 2.8 revealed one step per click.
+"""Lecture mode: section 2.8's story one step per click, from the text to what attention sees.
 
->>> [step.title for step in STEPS][:2]
-['1. Text', '2. Token IDs']
->>> STEPS[-1].panels
-3
+A lecture is data: :data:`STEPS`, each :class:`Step` naming the view the stage shows (``view``:
+``"text"``, ``"tokens"``, ``"embeddings"``, ``"similarity"``, ``"word_order"``, ``"geometry"``,
+``"distance"``; the page draws each view with one function), its title, its narration and,
+where a learner can guess the answer, a :class:`Question`. A step with a question takes two
+clicks: first the question on the unrevealed view (no outlines, the answer's panel not drawn
+yet), then the same view revealed with the answer, computed from the numbers on screen.
+:data:`SLIDES` lists the clicks; links (``?lecture=1&step=N``) and the clicker keys count
+slides from 1.
+
+A new view adds its steps by appending :class:`Step` values to :data:`STEPS` (and its drawing
+function to the page's stage views): nothing else here changes.
+
+>>> [slide.title for slide in SLIDES][1:5]
+['2. Token IDs', '3. Token embeddings', '4. Token embeddings', '5. Positional embeddings']
+>>> SLIDES[2].revealed, SLIDES[3].revealed, len(SLIDES)
+(False, True, 15)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Final
 
-from posviz.config import Scheme
+from posviz.compare import OrderComparison
+from posviz.config import Scheme, Weights
+from posviz.lesson.repeats import count, listing, number, quoted
+from posviz.repeats import RepeatedToken, RepeatFacts
+from posviz.similarity import READS_ONE, SimilarityFacts
+
+
+@dataclass(frozen=True)
+class Question:
+    """What the learner is asked before the reveal.
+
+    ``text`` may name the window's most repeated token, ``{token}`` (escaped by the caller's
+    choice of Markdown) at ``{positions}``; ``no_repeat`` is asked when no token repeats.
+    ``panels``: heatmap panels shown before the reveal (``None``: the step's own).
+    """
+
+    text: str
+    no_repeat: str
+    panels: int | None = None
+    by_scheme: Mapping[Scheme, str] = field(default_factory=dict)  # text for these schemes
+    trained: str = ""  # asked instead with GPT-2's trained tables (weights "gpt2"), if given
 
 
 @dataclass(frozen=True)
 class Step:
-    """One slide of lecture mode: its title, what it says, and how much of the view it shows."""
+    """One step of lecture mode: the view it shows, its title and narration, how many heatmap
+    panels (embeddings), and an optional question asked before the reveal."""
 
     title: str
     caption: str
-    panels: int  # heatmap panels shown: 0 (none yet) to 3 (token | position | input)
-    show_ids: bool  # token chips with their ids
+    view: str  # "text", "tokens", "embeddings", "similarity", "word_order", "geometry"...
+    panels: int = 0  # heatmap panels shown (embeddings): 0 to 3 (token | position | input)
+    question: Question | None = None
+    by_scheme: Mapping[Scheme, tuple[str, str]] = field(default_factory=dict)  # title, caption
+
+
+@dataclass(frozen=True)
+class Slide:
+    """One click of lecture mode: a step, asked (``revealed`` false) or answered."""
+
+    number: int  # 1-based, as links and titles count
+    step: Step
+    revealed: bool
+
+    @property
+    def title(self) -> str:
+        """The title, numbered (for the book's learned scheme)."""
+        return self.title_for("learned")
+
+    def title_for(self, scheme: Scheme) -> str:
+        """The numbered title for ``scheme`` (the positional steps name what it adds)."""
+        return f"{self.number}. {self.step.by_scheme.get(scheme, (self.step.title, ''))[0]}"
+
+    def caption_for(self, scheme: Scheme) -> str:
+        """The narration for ``scheme``; ``""`` on an answered question, where the answer
+        (computed from the numbers) takes its place and the window keeps its height."""
+        if self.step.question is not None and self.revealed:
+            return ""
+        return self.step.by_scheme.get(scheme, ("", self.step.caption))[1]
+
+    @property
+    def panels(self) -> int:
+        """Heatmap panels drawn: before the reveal, the question's (if it says)."""
+        question = self.step.question
+        if question is not None and not self.revealed and question.panels is not None:
+            return question.panels
+        return self.step.panels
+
+    @property
+    def outlines(self) -> bool:
+        """Whether the figure marks the repeated tokens (not while a question is open)."""
+        return self.step.question is None or self.revealed
 
 
 STEPS: Final = (
     Step(
-        "1. Text",
+        "Text",
         "We start from raw text. The model never sees letters, only numbers.",
-        panels=0,
-        show_ids=False,
+        view="text",
     ),
     Step(
-        "2. Token IDs",
+        "Token IDs",
         "GPT-2's byte-pair tokenizer cuts the text into tokens and gives each one of "
-        "50,257 IDs. A word that repeats gets the same ID each time.",
-        panels=0,
-        show_ids=True,
+        "50,257 IDs. The same token gets the same ID each time: ×N says how often.",
+        view="tokens",
     ),
     Step(
-        "3. Token embeddings",
-        "Each ID selects one row of the token embedding table, nn.Embedding(50257, d). "
-        "Same ID, same row: the repeated tokens have identical vectors.",
+        "Token embeddings",
+        "Each ID selects one row of the token embedding table, nn.Embedding(50257, d).",
+        view="embeddings",
         panels=1,
-        show_ids=True,
+        question=Question(
+            "{token} stands at positions {positions}. Are its token rows equal?",
+            "Two occurrences of one token: would their token rows be equal?",
+        ),
     ),
     Step(
-        "4. Positional embeddings",
-        "A second table, nn.Embedding(context_length, d), holds one vector per position, "
-        "counting from 0. Row p is the same whatever token stands at p.",
+        "Positional embeddings",
+        "A second table, nn.Embedding(context_length, d): one row per position, from 0.",
+        view="embeddings",
         panels=2,
-        show_ids=True,
+        by_scheme={
+            "sinusoidal": (
+                "Positional encoding (sin/cos)",
+                "A fixed table of sine and cosine waves, one row per position from 0: nothing "
+                "to learn.",
+            ),
+            "none": (
+                "No positional signal",
+                "Without a positional scheme nothing is added: every position gives zeros.",
+            ),
+            "rope": (
+                "RoPE: an angle per position",
+                "RoPE adds nothing: it turns each pair of dimensions by position × θᵢ "
+                "(the panel: cos).",
+            ),
+        },
     ),
     Step(
-        "5. Input embeddings = token + position",
-        "Adding the two gives the input embeddings. Now the repeated tokens differ, so "
-        "attention can tell them apart. (In training GPT-2 also applies dropout after this "
-        "sum; posviz does not show it.)",
+        "Input embeddings = token + position",
+        "Their sum is the input embeddings (in training GPT-2 then applies dropout).",
+        view="embeddings",
         panels=3,
-        show_ids=True,
+        question=Question(
+            "After adding, are the rows of {token} at {positions} still equal?",
+            "After adding, could two occurrences of one token still be equal?",
+            panels=2,
+            by_scheme={
+                "none": "Nothing is added: are the rows of {token} at {positions} still equal?",
+                "rope": "After rotating, are the rows of {token} at {positions} still equal?",
+            },
+        ),
+        by_scheme={
+            "sinusoidal": (
+                "Input embeddings = token + position",
+                "Their sum is the input embeddings, what the first transformer block receives.",
+            ),
+            "none": (
+                "Input embeddings = token embeddings",
+                "With nothing added, the input embeddings are the token embeddings.",
+            ),
+            "rope": (
+                "Rotated token vectors",
+                "Each token row turned by its position (Llama turns queries and keys instead).",
+            ),
+        },
+    ),
+    Step(
+        "Similarity between positions",
+        "Cosine similarity of every pair of rows: 1.0 where two rows point the same way.",
+        view="similarity",
+        question=Question(
+            "Which cells of the token panel read 1.0? (The diagonal is each row with itself.)",
+            "Which cells of the token panel read 1.0?",
+        ),
+    ),
+    Step(
+        "Word order",
+        "Self-attention (chapter 3) on two texts: the same tokens in another order.",
+        view="word_order",
+        question=Question(
+            "Without positions, can self-attention tell the two texts apart?",
+            "Without positions, can self-attention tell the two texts apart?",
+        ),
+    ),
+    Step(
+        "The shape of the positions",
+        "Each row of the positional table, centred, on its first three principal components.",
+        view="geometry",
+        question=Question(
+            "Will these positions look like a cloud or a curve?",
+            "Will these positions look like a cloud or a curve?",
+            trained="Will GPT-2's positions look like a cloud or a curve?",
+        ),
+    ),
+    Step(
+        "Distance and length",
+        "The cosine of positions i and i + k for every distance k; shaded: past the context "
+        "length.",
+        view="distance",
+        question=Question(
+            "Is a position more like its neighbour than like one far away? And past T?",
+            "Is a position more like its neighbour than like one far away? And past T?",
+        ),
     ),
 )
 
-# Steps 4 and 5 say what the chosen positional scheme does (STEPS words them for "learned").
-_SCHEME_STEPS: Final[dict[Scheme, tuple[tuple[str, str], tuple[str, str]]]] = {
-    "sinusoidal": (
-        (
-            "4. Positional encoding (sin/cos)",
-            "A fixed table of sine and cosine waves holds one vector per position, counting "
-            "from 0: nothing to learn. Row p is the same whatever token stands at p.",
-        ),
-        (
-            "5. Input embeddings = token + position",
-            "Adding the two gives the input embeddings. Now the repeated tokens differ, so "
-            "attention can tell them apart.",
-        ),
-    ),
-    "none": (
-        (
-            "4. No positional signal",
-            "Without a positional scheme nothing is added: every position contributes a row "
-            "of zeros.",
-        ),
-        (
-            "5. Input embeddings = token embeddings",
-            "With nothing added, the repeated tokens keep identical vectors: attention cannot "
-            "tell them apart and sees the text as a bag of tokens.",
-        ),
-    ),
-    "rope": (
-        (
-            "4. RoPE: an angle per position",
-            "RoPE adds no vectors: it rotates each pair of dimensions by an angle that grows "
-            "with the position. The panel shows cos(position × θᵢ).",
-        ),
-        (
-            "5. Rotated token vectors",
-            "Rotating each token vector by its position makes the repeated tokens differ. "
-            "(Real models such as Llama rotate queries and keys inside attention.)",
-        ),
-    ),
-}
+
+def slides(steps: Sequence[Step] = STEPS) -> tuple[Slide, ...]:
+    """The clicks of a lecture: one per step, two for a step with a question."""
+    found: list[Slide] = []
+    for step in steps:
+        if step.question is not None:
+            found.append(Slide(len(found) + 1, step, revealed=False))
+        found.append(Slide(len(found) + 1, step, revealed=True))
+    return tuple(found)
 
 
-def step_text(index: int, scheme: Scheme) -> tuple[str, str]:
-    """Title and caption of step ``index`` (0-4) for ``scheme``.
+SLIDES: Final = slides()
 
-    >>> step_text(4, "none")[0]
-    '5. Input embeddings = token embeddings'
-    >>> step_text(4, "learned") == (STEPS[4].title, STEPS[4].caption)
-    True
+
+def _named(main: RepeatedToken, markdown: bool) -> tuple[str, str]:
+    """The token (quoted) and where it stands: ``("'␣rose'", "1, 4 and 7")``."""
+    return quoted(main.token_text, markdown=markdown), listing([str(p) for p in main.positions])
+
+
+def question_text(
+    slide: Slide,
+    scheme: Scheme,
+    facts: RepeatFacts,
+    *,
+    markdown: bool = True,
+    weights: Weights = "init",
+) -> str:
+    """The question of ``slide`` for the window whose repeats are ``facts`` (``""``: none),
+    with the view's ``weights`` (GPT-2's trained tables may be asked about by name).
+
+    >>> from posviz.repeats import RepeatedToken
+    >>> facts = RepeatFacts("learned", 9, (RepeatedToken(8278, "␣rose", (1, 4, 7), 0, 1, 0),))
+    >>> question_text(SLIDES[2], "learned", facts, markdown=False)
+    "'␣rose' stands at positions 1, 4 and 7. Are its token rows equal?"
     """
-    if index >= 3 and scheme in _SCHEME_STEPS:
-        return _SCHEME_STEPS[scheme][index - 3]
-    return STEPS[index].title, STEPS[index].caption
+    question = slide.step.question
+    if question is None:
+        return ""
+    if weights == "gpt2" and question.trained:
+        return question.trained
+    main = facts.main
+    if main is None:
+        return question.no_repeat
+    token, where = _named(main, markdown)
+    return question.by_scheme.get(scheme, question.text).format(token=token, positions=where)
+
+
+def token_answer(facts: RepeatFacts, *, markdown: bool = True) -> str:
+    """The answer of the token-embeddings question, from the numbers."""
+    main = facts.main
+    if main is None:
+        return "No token repeats in this window: each row belongs to another token."
+    token, where = _named(main, markdown)
+    if main.token_difference == 0.0:
+        return f"Yes: one ID, one row. {token} at {where}: identical (largest difference 0.0)."
+    return f"No: {token} at {where} differs by up to {number(main.token_difference)}."
+
+
+def input_answer(facts: RepeatFacts, *, markdown: bool = True) -> str:
+    """The answer of the input-embeddings question, from the numbers."""
+    main = facts.main
+    if main is None:
+        return "No token repeats in this window: nothing to tell apart."
+    token, where = _named(main, markdown)
+    if main.input_difference == 0.0:
+        return (
+            f"Yes: {token} at {where} still identical (largest difference 0.0): to attention "
+            "the text is a bag of tokens."
+        )
+    return (
+        f"No: {token} at {where} now differs (largest difference "
+        f"{number(main.input_difference)}): attention can tell them apart."
+    )
+
+
+def similarity_answer(facts: SimilarityFacts, *, markdown: bool = True) -> str:
+    """The answer of the similarity question, from the numbers."""
+    main = facts.tokens[0] if facts.tokens else None
+    if main is None:
+        return (
+            f"Only the diagonal: no token repeats, and {count(facts.token_ones, 'pair')} off it "
+            "read 1.0 in the token panel."
+        )
+    exact = facts.token_ones == facts.token_ones_repeated == facts.repeated_pairs
+    pairs = listing([f"({p}, {q})" for p, q in main.pairs])
+    head = (
+        f"The diagonal, and exactly the {count(facts.repeated_pairs, 'pair')} of one token, "
+        f"such as {quoted(main.token_text, markdown=markdown)} {pairs}."
+        if exact
+        else f"The diagonal, and {count(facts.token_ones, 'pair')}, {facts.token_ones_repeated} "
+        "of them holding one token twice."
+    )
+    low, high = main.input
+    if low >= READS_ONE:
+        return f"{head} In the input panel they still read 1.0: nothing tells them apart."
+    read = f"{low:.2f}" if f"{low:.2f}" == f"{high:.2f}" else f"{low:.2f} to {high:.2f}"
+    return f"{head} In the input panel they read {read}."
+
+
+def word_order_answer(comparison: OrderComparison) -> str:
+    """The answer of the word-order question, from the comparison's numbers."""
+    without, positioned = comparison.without_positions, comparison.with_positions
+    if without is None or positioned is None:
+        return "These two texts are not the same tokens in another order: nothing to compare."
+    if without.permuted:
+        head = (
+            "No: without positions each context vector of one text is one of the other's, "
+            f"reordered; their means have cosine {without.mean_cosine:.6f}."
+        )
+    else:
+        head = (
+            "Yes, partly: the causal mask alone breaks the symmetry (cosine of the means "
+            f"{without.mean_cosine:.6f})."
+        )
+    if positioned.permuted:
+        return f"{head} With positions too ({positioned.mean_cosine:.6f}): still the same."
+    return (
+        f"{head} With positions the cosine is {positioned.mean_cosine:.6f}: now attention sees "
+        "two different sentences."
+    )

@@ -1,6 +1,6 @@
-"""The lesson's words: what the page says about each positional scheme and about a repeated
-token. The formulas are in :mod:`posviz.schemes` and :mod:`posviz.similarity`; this module
-holds only sentences, so they can be read (and reworded) in one place.
+"""The lesson's words about each positional scheme: its menu label, its note, the tensor
+shapes. The formulas are in :mod:`posviz.schemes` and :mod:`posviz.similarity`; what a
+repeated token shows is worded in :mod:`posviz.lesson.repeats`.
 
 >>> SCHEME_LABELS["rope"]
 'RoPE (rotary, Llama)'
@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from typing import Final
 
 from posviz.config import Scheme
-from posviz.similarity import RepeatedToken
-from posviz.token_text import for_markdown
 
 SCHEME_LABELS: Final[dict[Scheme, str]] = {  # the scheme menu
     "learned": "Learned (GPT-2, the book)",
@@ -35,11 +33,8 @@ SCHEME_NOTES: Final[dict[Scheme, str]] = {  # Markdown, shown under the embeddin
     "input; posviz rotates the token vectors to show the effect.",
 }
 POSITION_PANEL_NOTES: Final[dict[Scheme, str]] = {  # under the similarity figure
-    "learned": "Middle: similarity of the learned position vectors (random before training).",
-    "sinusoidal": (
-        "Middle: similarity of the sin/cos vectors; it depends only on the distance between "
-        "positions, so the stripes run parallel to the diagonal."
-    ),
+    "learned": "Middle: similarity of the learned position vectors.",
+    "sinusoidal": "Middle: similarity of the sin/cos vectors.",
     "none": (
         "Middle: no position signal, every vector is zero; a zero vector has no direction, "
         "so posviz shows its similarity as 0."
@@ -49,57 +44,30 @@ POSITION_PANEL_NOTES: Final[dict[Scheme, str]] = {  # under the similarity figur
         "rotate queries and keys inside attention, not the input."
     ),
 }
-# What the scheme does to two occurrences of one token, for the repeat sentence.
-_WHY: Final[dict[Scheme, str]] = {
-    "learned": "the learned position vectors added to them make the two input vectors differ",
-    "sinusoidal": "the sin/cos position vectors added to them make the two input vectors differ",
-    "none": (
-        "without a position signal the two input vectors are identical too, so attention "
-        "cannot tell the occurrences apart (it is blind to order)"
-    ),
-    "rope": (
-        "rotating each vector by its position makes them differ; for RoPE the similarity "
-        "depends only on the distance between the positions"
-    ),
-}
+DISTANCE_ONLY: Final = 1e-4  # a diagonal constant to 4 decimals "depends only on the distance"
 
 
-def repeat_sentence(repeat: RepeatedToken, *, markdown: bool = False) -> str:
-    """The sentence under the similarity figure, quoting its values for ``repeat``.
+def position_panel_note(scheme: Scheme, *, spread: float) -> str:
+    """The note under the similarity figure for ``scheme``; for the sinusoidal table, whether
+    its similarity depends only on the distance between positions, as its formula promises
+    for an even d, read from ``spread`` (:func:`posviz.similarity.distance_spread` of the
+    middle panel).
 
-    Plain text by default; with ``markdown=True`` the token text is escaped for
-    ``st.markdown`` and put in typographic quotes.
-
-    >>> from posviz.similarity import RepeatedToken
-    >>> repeat = RepeatedToken("none", 8278, "␣rose", 1, 4, 1.0, 0.0, 1.0)
-    >>> repeat_sentence(repeat)[:60]
-    "Token '␣rose' (id 8278) appears at positions 1 and 4. The to"
+    >>> position_panel_note("sinusoidal", spread=2e-7).endswith("run along the diagonal.")
+    True
     """
-    token = f"“{for_markdown(repeat.token_text)}”" if markdown else f"'{repeat.token_text}'"
+    note = POSITION_PANEL_NOTES[scheme]
+    if scheme != "sinusoidal":
+        return note
+    if spread <= DISTANCE_ONLY:
+        return (
+            f"{note} It depends only on the distance between positions (each diagonal is "
+            "constant to 4 decimals), so the stripes run along the diagonal."
+        )
     return (
-        f"Token {token} (id {repeat.token_id}) appears at positions {repeat.first} and "
-        f"{repeat.second}. The token panel shows similarity {repeat.token_similarity:.3f} "
-        f"between them (same token id, same vector); the input panel shows "
-        f"{repeat.input_similarity:.3f}: {_WHY[repeat.scheme]}."
+        f"{note} It depends almost only on the distance between positions: along a diagonal "
+        f"it varies by up to {spread:.4f} (with an odd d the last dimension has no cos partner)."
     )
-
-
-# What the page says under the embeddings figure: only the scheme's own signal tells a
-# repeated token's rows apart (or, without one, nothing does).
-ORDER_NOTES: Final[dict[Scheme, str]] = {
-    "learned": "Self-attention on its own is blind to order: a repeated token has the same "
-    "token vector wherever it stands (compare its rows in the left panel). Only the added "
-    "position vectors make its rows of the right panel differ. Positions count from 0.",
-    "sinusoidal": "Self-attention on its own is blind to order: a repeated token has the same "
-    "token vector wherever it stands (compare its rows in the left panel). Only the added "
-    "sin/cos vectors make its rows of the right panel differ. Positions count from 0.",
-    "none": "Self-attention on its own is blind to order: a repeated token has the same "
-    "token vector wherever it stands, and with nothing added its rows of the right panel "
-    "are the same too: attention cannot tell the occurrences apart.",
-    "rope": "Self-attention on its own is blind to order: a repeated token has the same "
-    "token vector wherever it stands (compare its rows in the left panel). Only the rotation "
-    "by position makes its rows of the right panel differ. Positions count from 0.",
-}
 
 
 @dataclass(frozen=True)

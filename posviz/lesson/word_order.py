@@ -31,7 +31,7 @@ ATTENTION_NOTE: Final = (
     "`context_vecs = attn_weights @ values`. Untrained weights are enough: the symmetry is a "
     "property of the computation, not of what it learned. Computed in float64 (exact for the "
     "float32 inputs), so *the same* means equal to 1e-9; the differences positions make are "
-    "around 0.1 to 1."
+    "the largest differences quoted above."
 )
 
 CAUSAL_NOTE: Final = (

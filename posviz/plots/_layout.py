@@ -25,10 +25,11 @@ them whole), and leaves room for the colour bars so that Plotly never has to pus
 
 from __future__ import annotations
 
+import bisect
 import math
 import unicodedata
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Final
 
 import plotly.graph_objects as go
@@ -166,8 +167,55 @@ class PositionTicks:
     auto: bool = False  # Plotly picks the labelled rows for the axis length it draws
 
 
+@dataclass(frozen=True)
+class RowMarks:
+    """Rows a figure marks (a repeated token's, :mod:`posviz.plots._identity`): each is always
+    labelled, its label bold in its colour (plain for ``None``), and its hover says ``note``.
+
+    ``tick_texts`` (optional, one per row) replaces the token texts in the tick labels only:
+    a character split over several tokens, named (hover keeps the exact bytes; with ``auto``
+    ticks, whose labels are the category names hover shows, they are not used).
+    """
+
+    colours: Mapping[int, str | None] = field(default_factory=dict)  # row -> CSS colour
+    notes: Mapping[int, str] = field(default_factory=dict)  # row -> words added in hover
+    tick_texts: Sequence[str] | None = None
+
+
+def max_labels(length: float, font_size: float) -> int:
+    """How many labels ``1.3 * font_size`` px apart fit ``length`` px of axis (at least 1).
+
+    >>> max_labels(300, 20)
+    11
+    """
+    return max(1, int(length // (1.3 * font_size)))
+
+
+def _labelled_rows(rows: int, step: int, marked: Sequence[int]) -> list[int]:
+    """Every ``step``-th row from 0, and every ``marked`` row; a spaced row closer than
+    ``step`` to a marked one gives way to it (marked rows may stand closer to each other)."""
+    if not marked:
+        return list(range(0, rows, step))
+    required = sorted(marked)
+    spaced = []
+    for row in range(0, rows, step):
+        at = bisect.bisect_left(required, row)
+        nearest = min(
+            (abs(row - required[i]) for i in (at - 1, at) if 0 <= i < len(required)),
+            default=step,
+        )
+        if nearest >= step:
+            spaced.append(row)
+    return sorted({*spaced, *required})
+
+
 def position_ticks(
-    token_texts: Sequence[str], *, font_size: int, length: float, auto: bool = False
+    token_texts: Sequence[str],
+    *,
+    font_size: int,
+    length: float,
+    auto: bool = False,
+    marks: RowMarks | None = None,
 ) -> PositionTicks:
     """Label evenly spaced rows so that labels ``1.3 * font_size`` px apart fit ``length``
     px of axis; every row keeps its hover.
@@ -176,25 +224,54 @@ def position_ticks(
     ``length`` is not known here. The rows' category names are then their short labels and
     Plotly labels one row in every ``ceil(rows / (length / (1.2 * font_size)))`` for the length
     it draws (plotly.js ``prepTicks`` on category axes), at every redraw.
+
+    ``marks``: rows that are always labelled (labels bold, in their colour) and whose hover
+    carries a note; with marks, ``auto`` is not used (Plotly could skip a marked row) and the
+    spaced rows are chosen for ``length``.
     """
+    marks = marks or RowMarks()
     rows = len(token_texts)
+    auto = auto and not marks.colours
     if auto:
-        chosen = range(rows)
+        chosen: Sequence[int] = range(rows)
     else:
-        max_ticks = max(1, int(length // (1.3 * font_size)))
-        chosen = range(0, rows, max(1, math.ceil(rows / max_ticks)))
-    shorts = [short_label(position, token_texts[position]) for position in chosen]
-    width = max((text_width(label, font_size) for label in shorts), default=0.0)
+        step = max(1, math.ceil(rows / max_labels(length, font_size)))
+        chosen = _labelled_rows(rows, step, [row for row in marks.colours if row < rows])
+    # auto: the labels are the rows' category names, shown in hover too: exact bytes there
+    names = token_texts if marks.tick_texts is None or auto else marks.tick_texts
+    shorts = [short_label(position, names[position]) for position in chosen]
+    width = max(
+        (
+            text_width(label, font_size) * (_BOLD if marks.colours.get(position) else 1.0)
+            for position, label in zip(chosen, shorts, strict=True)
+        ),
+        default=0.0,
+    )
     texts = [for_plotly(label) for label in shorts]
     if auto:  # the short labels name the rows, and Plotly chooses which to show
         return PositionTicks(values=[], texts=[], width=width, categories=texts, auto=True)
+    texts = [
+        _coloured(text, colour) if (colour := marks.colours.get(position)) else text
+        for position, text in zip(chosen, texts, strict=True)
+    ]
     categories = row_labels(token_texts)
+    for row, note in marks.notes.items():
+        if row < rows:
+            categories[row] = f"{categories[row]} ({for_plotly(note)})"
     return PositionTicks(
         values=[categories[position] for position in chosen],
         texts=texts,
         width=width,
         categories=categories,
     )
+
+
+_BOLD: Final = 1.1  # a bold label is about this much wider than text_width estimates
+
+
+def _coloured(label: str, colour: str) -> str:
+    """An escaped tick label, bold in ``colour`` (posviz's own CSS colour, never user text)."""
+    return f'<span style="color:{colour}"><b>{label}</b></span>'
 
 
 def position_axis(ticks: PositionTicks, *, font_size: int, title: str | None) -> dict[str, object]:
@@ -270,6 +347,13 @@ class PanelLayout:
 COLORBAR_HEIGHT: Final = 110  # px under a panel for a horizontal bar, its ticks and title
 
 
+def label_length(*, lecture: bool, stacked: bool, panel_height: float) -> float:
+    """px of position axis the labels are spaced for: the panel's height, or side by side at
+    most the smallest panel's (the page may give the chart less height than asked: lecture
+    mode follows the window)."""
+    return panel_height if stacked else min(panel_height, room(lecture=lecture).panel_height)
+
+
 def three_panels(
     *,
     titles: Sequence[str],
@@ -283,6 +367,7 @@ def three_panels(
     x_tick_height: float,
     square: bool = False,
     follows_page: bool = False,
+    marks: RowMarks | None = None,
 ) -> PanelLayout:
     """The layout of ``len(titles)`` panels (1 to 3) over the rows ``token_texts``.
 
@@ -292,7 +377,8 @@ def three_panels(
     ``panel_height`` px of plot plus margins; stacked, each panel is ``panel_height`` px (or
     as tall as wide, ``square``, for a 300-px phone panel). ``follows_page``: side by side,
     the page sets the chart's height (lecture mode fills the window), so Plotly spaces the
-    position labels for the height it draws (:func:`position_ticks` ``auto``).
+    position labels for the height it draws (:func:`position_ticks` ``auto``). ``marks``:
+    rows always labelled, see :class:`RowMarks`.
     """
     sizes = type_sizes(lecture=lecture)
     count = len(titles)
@@ -306,11 +392,9 @@ def three_panels(
     wrapped = [wrap_title(title, width=width, font_size=sizes.title) for title in titles]
     note = small_note(note, width=width, font_size=sizes.text)
     title_px = max(title_height(title, note, sizes) for title in wrapped)
-    # Side by side the page may give the chart less height than asked (lecture mode follows
-    # the window): label as many rows as the smallest panel has room for.
-    length = panel_height if stacked else min(panel_height, room(lecture=lecture).panel_height)
+    length = label_length(lecture=lecture, stacked=stacked, panel_height=panel_height)
     auto = follows_page and not stacked
-    ticks = position_ticks(token_texts, font_size=sizes.tick, length=length, auto=auto)
+    ticks = position_ticks(token_texts, font_size=sizes.tick, length=length, auto=auto, marks=marks)
     left = ticks.width + 8 + sizes.text * 1.6  # labels, their pad, the rotated axis title
     # Side by side the shared bar stands at the right and RoPE's cos bar lies under its panel;
     # stacked, all bars lie under the panels (width is what a phone lacks).

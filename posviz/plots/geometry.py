@@ -49,6 +49,7 @@ STACKED_EYE: Final = {"x": 1.7, "y": 1.7, "z": 1.15}  # a phone's square scene
 NARROWEST_CHART: Final = 560  # px: the chart in a 1024-px window with the sidebar open
 TICK_ROOM: Final = 46  # px left of an x-y panel for its tick labels (4 digits at 15 px)
 TITLE_WIDTH: Final = 250  # px a title may take side by side: half a 1024-px window's chart
+LECTURE_TITLE_WIDTH: Final = 500  # lecture mode has no sidebar: half a 1024-px window
 _BAR_BAND: Final = 84  # px under the last scene on a phone: the horizontal colour bar
 
 
@@ -239,7 +240,7 @@ def geometry_figure(
     phones), and with ``spectrum`` their singular values and row lengths under them."""
     sizes = type_sizes(lecture=lecture)
     shapes = (view.main, view.contrast)
-    width = STACKED_WIDTH if stacked else TITLE_WIDTH
+    width = STACKED_WIDTH if stacked else (LECTURE_TITLE_WIDTH if lecture else TITLE_WIDTH)
     cells = _cells(shapes, width=width, sizes=sizes)
     rows = _rows(cells, stacked=stacked, spectrum=spectrum, lecture=lecture, sizes=sizes)
     plot_height = sum(r.title + r.plot + r.below for r in rows) - rows[0].title

@@ -8,7 +8,9 @@ stacked on a phone; their layout is :mod:`posviz.plots._layout`'s.
 Rows are positions (labelled ``position · token``), columns are embedding dimensions. The
 panels share one symmetric, colour-blind-safe diverging colour scale and one colour bar, and
 zoom together. Hover shows the position, token, token id, dimension and the three values
-``token + position = input``.
+``token + position = input``. The rows of a token that repeats in the window are outlined and
+always labelled (:mod:`posviz.plots._identity`); a character split over several tokens is
+named in the tick labels (``東 (1 of 2)``), hover keeps the exact bytes.
 
 Payload rules (a rerun must stay under 1.5 MB of figure JSON):
 
@@ -30,20 +32,26 @@ import plotly.graph_objects as go
 
 from posviz.config import Scheme
 from posviz.pipeline import WindowEmbeddings
+from posviz.plots._identity import Identity, cell_outlines, identity, row_outlines
 from posviz.plots._layout import STACKED_WIDTH as STACKED_PANEL
 from posviz.plots._layout import (
     Colorbar,
+    RowMarks,
+    label_length,
+    max_labels,
     position_ticks,
     room,
     row_labels,
     three_panels,
     type_sizes,
 )
-from posviz.similarity import similarities
+from posviz.repeats import repeat_facts
+from posviz.similarity import MAX_POSITIONS, READS_ONE, similarities
+from posviz.token_text import visible
+from posviz.tokenizer import token_bytes, token_labels
 
 MAX_CELLS: Final = 65_536  # exact values per panel, about 350 kB of JSON each
 HOVER_CELLS: Final = 12_288  # three-way hover (4 floats per cell per panel) up to this size
-MAX_POSITIONS: Final = 256  # similarity rows per panel: 3 x 256 x 256 float32, about 1 MB
 
 # "<br>" marks where a title breaks best when a panel is too narrow for one line.
 PANEL_TITLES: Final[dict[Scheme, tuple[str, str, str]]] = {
@@ -128,18 +136,43 @@ def _hovertemplate(index: int, three_way: bool, scheme: Scheme) -> str:
     return where + "token id: %{customdata[3]:.0f}<br>" + combined + "<extra></extra>"
 
 
+def _tick_texts(window: WindowEmbeddings, rows: int) -> tuple[str, ...]:
+    """Tick texts of the first ``rows`` rows, naming the characters split over tokens (hover
+    keeps the exact bytes); a row whose text is not its token id's (a made-up window) keeps
+    its own text."""
+    ids = list(window.token_ids[:rows])
+    exact = [visible(token) for token in token_bytes(ids)]
+    return tuple(
+        label if shown == text else text
+        for label, shown, text in zip(token_labels(ids), exact, window.token_texts, strict=False)
+    )
+
+
+def _marks_note(note: str, marks: Identity, outlines: bool) -> str:
+    """The panel note, saying how many repeated tokens had no room to be outlined (when some
+    are: with none outlined there is nothing to explain)."""
+    if not (outlines and marks.left_out and marks.groups):
+        return note
+    total = len(marks.groups) + marks.left_out
+    left = f"outlined: {len(marks.groups)} of {total} repeated tokens"
+    return f"{note}; {left}" if note else left
+
+
 def embeddings_figure(
     window: WindowEmbeddings,
     *,
     lecture: bool = False,
     panels: int = 3,
     stacked: bool = False,
+    outlines: bool = True,
     max_cells: int = MAX_CELLS,
     hover_cells: int = HOVER_CELLS,
 ) -> go.Figure:
     """One figure, three heatmaps: token, positional and input embeddings of ``window``.
 
-    Rows are labelled with the window's own ``token_texts``.
+    Rows are labelled with the window's own ``token_texts``; a repeated token's rows are
+    always labelled and, with ``outlines`` (lecture mode's question steps turn them off),
+    outlined in the token and input panels.
     ``panels`` draws only the first 1, 2 or 3 panels (lecture mode's steps; the colour scale
     stays the one of all three, so colours do not shift between steps). ``stacked`` puts the
     panels one under the other, each the full width, for phones. ``lecture`` uses projector
@@ -187,9 +220,13 @@ def embeddings_figure(
         panel_height = max(200, min(420, 22 * num_rows))
     else:
         panel_height = max(360, min(720, (30 if lecture else 24) * num_rows))
+    budget = max_labels(
+        label_length(lecture=lecture, stacked=stacked, panel_height=panel_height), sizes.tick
+    )
+    marks = identity(window.token_ids, max_rows=budget)
     grid = three_panels(
         titles=titles,
-        note=note,
+        note=_marks_note(note, marks, outlines),
         token_texts=window.token_texts,
         x_axis={
             "title": {"text": "dimension", "standoff": 4},
@@ -203,6 +240,7 @@ def embeddings_figure(
         panel_height=panel_height,
         x_tick_height=sizes.tick * 1.5 + sizes.text * 1.5 + 10,
         follows_page=lecture,  # the app's lecture stage gives the chart the window's height
+        marks=marks.row_marks(coloured=outlines, tick_texts=_tick_texts(window, num_rows)),
     )
     traces: list[dict[str, object]] = [
         {
@@ -220,6 +258,23 @@ def embeddings_figure(
         for index, (z, (x_axis, y_axis)) in enumerate(zip(shown, grid.axes, strict=False))
     ]
     layout = grid.layout
+    if outlines and marks.groups:
+        facts = {token.positions: token for token in repeat_facts(window).tokens}
+        width = 4 if lecture else 3
+        shapes = row_outlines(
+            marks,
+            axes=grid.axes[0],
+            identical=[facts[g].token_difference == 0.0 for g in marks.groups],
+            width=width,
+        )
+        if panels == 3:
+            shapes += row_outlines(
+                marks,
+                axes=grid.axes[2],
+                identical=[facts[g].input_difference == 0.0 for g in marks.groups],
+                width=width,
+            )
+        layout["shapes"] = shapes
     # Every property above is built here from typed values, so plotly's per-property
     # validation is skipped: it took half of a rerun at the default sizes (12 of 25 ms) and
     # walked every row label at T=1024. The JSON is the same as with validation.
@@ -231,6 +286,7 @@ def similarity_figure(
     *,
     lecture: bool = False,
     stacked: bool = False,
+    outlines: bool = True,
     max_positions: int = MAX_POSITIONS,
 ) -> go.Figure:
     """Three ``n × n`` heatmaps: cosine similarity between positions of the token, position
@@ -238,6 +294,9 @@ def similarity_figure(
 
     Rows and columns are labelled ``position · token`` (escaped). Windows longer than
     ``max_positions`` show their first ``max_positions`` positions and say so in the titles.
+    A repeated token's rows are always labelled and, with ``outlines``, the cells of each pair
+    of its occurrences are outlined in the token and input panels (solid where they read
+    1.000, dashed where not).
 
     >>> from posviz.embeddings import SeededEmbeddings
     >>> from posviz.pipeline import embed_window
@@ -257,11 +316,19 @@ def similarity_figure(
     sizes = type_sizes(lecture=lecture)
     # Column labels stand upright (-90°): each needs one line of width along the axis.
     across = STACKED_PANEL if stacked else room(lecture=lecture).panel_width
-    columns = position_ticks(texts, font_size=sizes.tick, length=across)
+    tick_texts = _tick_texts(window, shown_rows)
+    columns = position_ticks(
+        texts, font_size=sizes.tick, length=across, marks=RowMarks(tick_texts=tick_texts)
+    )
     panel_height = max(300, min(720, 22 * shown_rows)) + (60 if lecture else 0)
+    length = STACKED_PANEL if stacked else panel_height  # stacked panels are square
+    budget = max_labels(
+        label_length(lecture=lecture, stacked=stacked, panel_height=length), sizes.tick
+    )
+    marks = identity(window.token_ids[:shown_rows], max_rows=budget)
     grid = three_panels(
         titles=SIMILARITY_TITLES[window.scheme],
-        note=note,
+        note=_marks_note(note, marks, outlines),
         token_texts=texts,
         x_axis={
             "type": "category",
@@ -278,6 +345,7 @@ def similarity_figure(
         panel_height=panel_height,
         x_tick_height=columns.width + sizes.tick + 12,  # the widest label, upright
         square=True,
+        marks=marks.row_marks(coloured=outlines, tick_texts=tick_texts),
     )
     hovertemplate = (
         "row: %{y}<br>column: %{x}<br>cosine similarity: %{z:.4f}<extra>%{fullData.name}</extra>"
@@ -298,4 +366,15 @@ def similarity_figure(
             zip((matrices.token, matrices.position, matrices.input), grid.axes, strict=True)
         )
     ]
-    return go.Figure(data=traces, layout=grid.layout, _validate=False)
+    layout = grid.layout
+    if outlines and marks.groups:
+        width = 3 if lecture else 2
+        shapes: list[dict[str, object]] = []
+        for panel, matrix in ((0, matrices.token), (2, matrices.input)):
+            reads_one = [
+                bool((matrix[list(g)][:, list(g)].double() >= READS_ONE).all())
+                for g in marks.groups
+            ]
+            shapes += cell_outlines(marks, axes=grid.axes[panel], identical=reads_one, width=width)
+        layout["shapes"] = shapes
+    return go.Figure(data=traces, layout=layout, _validate=False)

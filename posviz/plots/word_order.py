@@ -94,7 +94,10 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
         "hovermode": "closest",
         "hoverlabel": {"font": {"size": font_size}},
         "plot_bgcolor": "#f4f4f4",
-        "margin": {"t": 140 if lecture else 100, "b": 50, "l": 10, "r": 10},
+        # Lecture mode's stage may give the chart less height than asked: room for the bottom
+        # row's ticks and title in px, and no tick labels under the top row (the gap between
+        # the rows is a fraction of the height).
+        "margin": {"t": 140 if lecture else 100, "b": 90 if lecture else 50, "l": 10, "r": 10},
         "height": max(560, min(1000, 260 + 2 * 28 * n)) + (200 if lecture else 0),
         "annotations": [],
     }
@@ -137,6 +140,7 @@ def compare_figure(comparison: OrderComparison, *, lecture: bool = False) -> go.
                 "domain": [start, start + width],
                 "anchor": f"y{index}",
                 "title": {"text": "dimension" if row == 1 else ""},
+                "showticklabels": row == 1 or not lecture,
                 **({} if index == 1 else {"matches": "x1" if row == 0 else "x5"}),
             }
             layout[f"yaxis{index}"] = {
