@@ -1,6 +1,6 @@
-"""The words of the Geometry and Distance views, and their lecture steps: every number a
-sentence quotes is recomputed here with numpy (tests/reference.py), and the lecture's questions
-and answers follow the settings."""
+"""The words of the Geometry and Distance views, their lecture steps and their one-call
+notebook figures: every number a sentence quotes is recomputed here with numpy
+(tests/reference.py), and the lecture's questions and answers follow the settings."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from reference import (
     centred_pca,
     cosines_by_distance,
     embedding_error_past_the_end,
+    same_up_to_sign,
     sinusoidal,
 )
 from shape_views import distance_of, geometry_of
@@ -19,6 +20,7 @@ from posviz.config import Settings
 from posviz.lesson import distance as distance_lesson
 from posviz.lesson import geometry as geometry_lesson
 from posviz.lesson.lecture import SLIDES, question_text
+from posviz.notebook import show
 from posviz.repeats import RepeatFacts
 
 
@@ -98,3 +100,15 @@ def test_the_lecture_answers_from_the_numbers() -> None:
     mean, _, _ = cosines_by_distance(sinusoidal(80, 32).numpy())
     assert f"**sinusoidal (formula)**: {mean[1]:.2f} at k = 1, {mean[79]:.2f} at k = 79" in distance
     assert distance.endswith("the learned table raises `IndexError: index out of range in self`.")
+
+
+def test_a_notebook_draws_both_views_in_one_call() -> None:
+    geometry = show("A rose is a rose", context_length=32, emb_dim=8, view="geometry")
+    points = next(t for t in geometry.data if t.type == "scatter3d")
+    want, _ = centred_pca(book_tables(123, 8, 32)[1].numpy())
+    got = np.stack([np.asarray(points[axis], dtype=np.float64) for axis in "xyz"], axis=1)
+    assert points.name == "learned, random init (seed 123)" and same_up_to_sign(got, want, 1e-5)
+    distance = show("A rose is a rose", context_length=12, emb_dim=8, view="distance", beyond=3)
+    line = next(t for t in distance.data if t.name == "sinusoidal (formula)")
+    mean, _, _ = cosines_by_distance(sinusoidal(15, 8).numpy())
+    np.testing.assert_allclose(np.asarray(line.y, dtype=np.float64), mean, atol=2e-6)
