@@ -852,14 +852,19 @@ def stage_word_order(view: View, slide: Slide, tables: TablesFor) -> None:
     show_chart(compare_figure(comparison, lecture=True), key="compare", fill=True)
 
 
+def slide_question(view: View, slide: Slide) -> str:
+    """The slide's question for this window and these weights (``""`` for a blank text)."""
+    if view.embeddings is None:
+        return ""
+    settings = view.settings
+    facts = repeat_facts(view.embeddings)
+    return question_text(slide, settings.scheme, facts, weights=settings.weights)
+
+
 def stage_geometry(view: View, slide: Slide, tables: TablesFor) -> None:
     """Lecture mode: cloud or curve? Before the reveal the question alone; after it the two
     tables' 3D scatters filling the window, and the answer from their numbers."""
-    settings = view.settings
-    facts = repeat_facts(view.embeddings) if view.embeddings is not None else None
-    question = "" if facts is None else question_text(
-        slide, settings.scheme, facts, weights=settings.weights
-    )  # fmt: skip
+    question = slide_question(view, slide)
     if not slide.revealed:
         ask_or_answer(slide, question, lambda: "")
         return
@@ -873,11 +878,7 @@ def stage_geometry(view: View, slide: Slide, tables: TablesFor) -> None:
 def stage_distance(view: View, slide: Slide, tables: TablesFor) -> None:
     """Lecture mode: similarity against distance, with a quarter of T past the context
     length; before the reveal the question alone."""
-    settings = view.settings
-    facts = repeat_facts(view.embeddings) if view.embeddings is not None else None
-    question = "" if facts is None else question_text(
-        slide, settings.scheme, facts, weights=settings.weights
-    )  # fmt: skip
+    question = slide_question(view, slide)
     if not slide.revealed or view.embeddings is None:
         ask_or_answer(slide, question, lambda: "")
         return
