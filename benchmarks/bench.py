@@ -150,9 +150,13 @@ def worker_sequence(app: Path, reps: int, big: bool) -> dict[str, Any]:
     for emb_dim in [32, 128, 256, 512][: max(2, min(4, reps))]:
         d.change("emb_dim change, first visit of (seed, d<768)", "slider", "emb_dim", emb_dim)
     d.change("first visit of (seed, d=768): emb_dim or seed", "slider", "emb_dim", 768)
+    # posviz's seed is a text box (it names what it cannot use); the naive app's a number box
+    seed_box = ("text_input", "seed_box") if d.has("text_input", "seed_box") else None
+    kind, key = seed_box or ("number_input", "seed")
     for seed in range(1001, 1001 + min(2, reps - 1)):
-        d.change("first visit of (seed, d=768): emb_dim or seed", "number_input", "seed", seed)
-    d.change(None, "number_input", "seed", 123)  # revisit (123, 768)
+        value = str(seed) if seed_box else seed
+        d.change("first visit of (seed, d=768): emb_dim or seed", kind, key, value)
+    d.change(None, kind, key, "123" if seed_box else 123)  # revisit (123, 768)
     for i in range(reps):
         emb_dim = [512, 768, 128, 768, 256][i % 5]
         d.change("emb_dim change, revisit of (seed, d)", "slider", "emb_dim", emb_dim)

@@ -25,6 +25,13 @@ Scenarios (issue 8):
 * ``cold``: 60 sessions open their own link at the same instant on a fresh server: peak RSS
   (``VmHWM``) <= 600 MB, first view p95 <= 5 s, 0 errors. Then a client empties every cache
   (Streamlit's ``clear_cache`` message) and everyone does one more step: still the right numbers.
+* ``explore``: a class exploring freely on one fresh server (issue 17): 8 sessions at once,
+  each on its own 25,000-character text at T = 1,024 and d = 768, moving through every scheme,
+  d 512 and 768, T 256 and 1,024, windows, a second long text, three seeds shared between them;
+  then each opens the Word-order tab (a second long text compared through self-attention) and
+  changes scheme and d there. Peak RSS (``VmHWM``) <= 500 MB (Community Cloud's smallest
+  container is about 690 MB for everything in it), 0 errors, every Embeddings chart bitwise
+  equal to the reference and every Word-order run with its chart. Bounded: 8 x (12 + 4) runs.
 * ``flood``: one client sends 10,000 rerun requests without reading any answer while 4 other
   sessions keep working: health endpoint <= 0.5 s during the flood, the others' reruns p95 <=
   1 s, and back to normal 3 s after it (the others' reruns from then on: p95 <= twice their
@@ -89,16 +96,20 @@ from reference import (  # noqa: E402
     View,
     chart_problems,
     chip_problems,
+    chips,
     panels,
     token_ids,
+    visible_token,
+    window_token_ids,
 )
 
+from benchmarks.texts import long_text, varied_text  # noqa: E402
 from deploy.scaleout import Cluster, start_cluster  # noqa: E402
 from devtools.client import Run, SessionLost, StreamlitSession  # noqa: E402
 from devtools.server import Server, start_server  # noqa: E402
 
 MAX_SESSIONS = 200
-SCENARIOS = ("steady", "capacity", "cold", "flood", "balancer", "failover")
+SCENARIOS = ("steady", "capacity", "cold", "explore", "flood", "balancer", "failover")
 DEFAULT_VIEW = View(text="A rose is a rose is a rose.")  # the app's defaults (posviz Settings)
 TEXTS = (
     "Every effort moves you forward. The verdict: Gisburn had painted a rose, a rose, a rose; "
@@ -237,6 +248,12 @@ def link(view: View) -> dict[str, str]:
     return query
 
 
+def widget_change(key: str, value: Any) -> tuple[str, Any]:
+    """The widget a move sets and the value the browser sends: the seed is typed into the
+    text box ``seed_box``."""
+    return ("seed_box", str(value)) if key == "seed" else (key, value)
+
+
 # --- students -------------------------------------------------------------------------------
 
 
@@ -287,7 +304,7 @@ class Student:
         if step.key is None:
             run = self.session.open(link(step.view))
         else:
-            run = self.session.change(step.key, step.value)
+            run = self.session.change(*widget_change(step.key, step.value))
         record = Record(step.view, run, started, time.monotonic())
         self.records.append(record)
         self.position += 1
@@ -705,6 +722,165 @@ def cold(ctx: Context) -> None:
     ctx.report.correctness("cold", students, log_errors(server.log))
 
 
+EXPLORE_SEEDS = (101, 202, 303)  # students share three seeds, as a class following along
+
+
+def explore_plan(index: int) -> list[Step]:
+    """Student ``index`` of the ``explore`` scenario: big views, every scheme, and each step
+    changes the chart (T = 1,024 windows of a 25,000-character text)."""
+    start = View(
+        text=long_text(index),
+        context_length=1024,
+        emb_dim=768,
+        seed=EXPLORE_SEEDS[index % len(EXPLORE_SEEDS)],
+        scheme=SCHEMES[index % len(SCHEMES)],
+    )
+    start = replace(start, window=index % num_windows(start))
+    moves: list[tuple[str, Any]] = [
+        ("scheme", SCHEMES[(index + 1) % len(SCHEMES)]),
+        ("window", (start.window + 1) % num_windows(start)),
+        ("emb_dim", 512),
+        ("scheme", SCHEMES[(index + 2) % len(SCHEMES)]),
+        ("context_length", 256),  # the app then sets stride = T and window = 0
+        ("window", 7),
+        ("emb_dim", 768),
+        ("scheme", SCHEMES[(index + 3) % len(SCHEMES)]),
+        ("window", 3),
+        ("context_length", 1024),
+        ("text", varied_text(index)),  # ~1,100 distinct tokens from the whole vocabulary
+    ]
+    steps, view = [Step(None, None, start)], start
+    for key, value in moves:
+        if key == "context_length":
+            view = replace(view, context_length=value, stride=None, window=0)
+        else:
+            view = replace(view, **{key: value})
+        if not _valid(view) or not _differs(steps[-1].view, view):
+            raise ValueError(f"explore plan {index}: {key}={str(value)[:40]!r} is not a new view")
+        steps.append(Step(key, value, view))
+    return steps
+
+
+WORD_ORDER_PAIR = (  # 126 tokens each, the same ones in another order (compare takes <= 128)
+    "The dog bites the man." + " The dog bites the man." * 20,
+    "The man bites the dog." + " The man bites the dog." * 20,
+)
+
+
+def explore_word_order(index: int) -> tuple[dict[str, str], list[tuple[str, Any]]]:
+    """The Word-order phase of student ``index``: its link (the tab opens on a link with a
+    second text; the first text is 24,000 characters whose first window, T = 126, is the
+    pair's first text) and the widget changes made there."""
+    query = {
+        "text": WORD_ORDER_PAIR[0] + " " + long_text(index)[:24_000],
+        "compare": WORD_ORDER_PAIR[1],
+        "context_length": "126",
+        "emb_dim": "768",
+        "seed": str(EXPLORE_SEEDS[index % len(EXPLORE_SEEDS)]),
+        "scheme": SCHEMES[index % len(SCHEMES)],
+    }
+    changes = [
+        ("scheme", SCHEMES[(index + 1) % len(SCHEMES)]),
+        ("emb_dim", 512),
+        ("scheme", SCHEMES[(index + 2) % len(SCHEMES)]),
+        ("emb_dim", 768),
+    ]
+    return query, changes
+
+
+def chip_prefix_problems(markdown: list[str], view: View) -> list[str]:
+    """The chips shown (a long window shows its first 64, the rest behind "and N more")
+    against the first tokens of the window's reference."""
+    shown = chips(markdown)
+    ids = window_token_ids(view)
+    want = [(p, visible_token(i), i) for p, i in enumerate(ids[: len(shown)])]
+    if not shown or len(shown) > len(ids) or shown != want:
+        wrong = [c for c in shown if c not in want][:3]
+        return [f"chips: {len(shown)} shown, first differences {wrong}"]
+    return []
+
+
+def explore(ctx: Context) -> None:
+    """A class exploring freely: big views, every scheme, the Word-order tab; peak RSS."""
+    count = ctx.args.sessions_explore
+    plans = [explore_plan(i) for i in range(count)]
+    word_order = [explore_word_order(i) for i in range(count)]
+    server = ctx.server("explore")
+    students = [Student(server.url, i, plan, timeout=300) for i, plan in enumerate(plans)]
+    compare_runs: list[tuple[int, Run]] = []
+    compare_errors: list[str] = []
+    lock = threading.Lock()
+
+    def compare_phase(student: Student) -> None:
+        query, changes = word_order[student.index]
+        session = StreamlitSession(server.url, timeout=300)
+        try:
+            runs = [session.open(query)]
+            for key, value in changes:
+                if time.monotonic() > ctx.deadline:
+                    break
+                runs.append(session.change(key, value))
+        except Exception as error:  # counted and reported, never hidden
+            with lock:
+                compare_errors.append(f"session {student.index}: {type(error).__name__}: {error}")
+            runs = []
+        finally:
+            session.close()
+        with lock:
+            compare_runs.extend((student.index, run) for run in runs)
+
+    watch = Watch(server.pid, lambda: sum(len(s.records) for s in students) + len(compare_runs))
+    watch.start()
+    started = time.monotonic()
+    try:
+        run_together(students, lambda s: s.work(ctx.deadline))
+        run_together(students, compare_phase)
+        wall = time.monotonic() - started
+        hwm = max(watch.hwm_kb, memory_kb(server.pid).get("VmHWM", 0)) / 1024
+        rss = memory_kb(server.pid).get("VmRSS", 0) / 1024
+    finally:
+        watch.finish()
+        for student in students:
+            student.close()
+        server.stop()
+    runs = sum(len(s.records) for s in students)
+    print(f"  {count} sessions at once: {runs} Embeddings runs and {len(compare_runs)} "
+          f"Word-order runs in {wall:.0f} s (T up to 1,024, d up to 768, 25,000-character "
+          f"texts, every scheme); server peak RSS {hwm:.0f} MB, {rss:.0f} MB at the "
+          "end")  # fmt: skip
+    ctx.report.add(
+        "explore",
+        "peak RSS <= 500 MB (a class exploring freely)",
+        f"{hwm:.0f} MB over {runs + len(compare_runs)} runs",
+        hwm <= 500 and runs == sum(len(p) for p in plans),
+    )
+    errors = real_errors(students) + compare_errors + log_errors(server.log)
+    problems, checked = [], 0
+    for student in students:
+        for record in student.records:
+            found = list(record.run.errors)
+            if record.run.chart is None:
+                found.append("no chart")
+            else:
+                found += chart_problems(record.run.chart, record.view)
+                found += chip_prefix_problems(record.run.markdown, record.view)
+            problems += [f"session {student.index}: {p}" for p in found]
+            checked += not found
+    for index, run in compare_runs:
+        problems += [f"session {index} Word order: {e}" for e in run.errors]
+        if run.chart is None:
+            problems.append(f"session {index} Word order: no comparison chart")
+    ctx.report.add("explore", "errors = 0", str(len(errors)), not errors)
+    ctx.report.add(
+        "explore",
+        "Embeddings charts bitwise equal to the reference; Word order compared",
+        f"{checked}/{runs} charts; {len(compare_runs)} Word-order runs",
+        not problems and checked == runs > 0,
+    )
+    for line in (errors + problems)[:10]:
+        print(f"      {line[:300]}")
+
+
 def _health_prober(url: str, stop: threading.Event, out: list[tuple[float, float]]) -> None:
     while not stop.wait(0.1):
         started = time.monotonic()
@@ -721,7 +897,7 @@ def _flood(flooder: StreamlitSession, count: int, seconds: float, deadline: floa
     started = time.monotonic()
     pace = seconds / count
     for sent in range(1, count + 1):
-        flooder.set_widget("seed", 123 + sent % 2)  # alternate two views: each is a new request
+        flooder.set_widget("seed_box", str(123 + sent % 2))  # two views: each a new request
         try:
             flooder.send_rerun()
         except SessionLost as lost:  # the server stopped reading from this client
@@ -992,6 +1168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--sessions-steady", type=int, default=10)
     parser.add_argument("--sessions-cold", type=int, default=60)
+    parser.add_argument("--sessions-explore", type=int, default=8)
     parser.add_argument("--sessions-flood", type=int, default=4, help="sessions besides it")
     parser.add_argument("--flood-messages", type=int, default=10_000)
     parser.add_argument(
@@ -1017,9 +1194,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown scenarios {unknown}; known: {', '.join(SCENARIOS)}")
     if args.quick:
         args.reruns, args.sessions_cold, args.flood_messages = 120, 20, 2_000
+        args.sessions_explore = 3
         args.seconds, args.observe = 10, 6
-    for name in ("sessions_steady", "sessions_cold", "sessions_flood", "sessions_balancer",
-                 "sessions_failover"):  # fmt: skip
+    for name in ("sessions_steady", "sessions_cold", "sessions_explore", "sessions_flood",
+                 "sessions_balancer", "sessions_failover"):  # fmt: skip
         if not 1 <= getattr(args, name) <= MAX_SESSIONS:
             parser.error(f"--{name.replace('_', '-')} must be from 1 to {MAX_SESSIONS}")
     if not 1 <= args.flood_messages <= 100_000 or not 1 <= args.reruns <= 20_000:

@@ -139,7 +139,7 @@ def app_rows(rows: int, emb_dim: int, reps: int) -> list[list[object]]:
             at.text_area(key="text").input(text).run()
             cold, warm, size = [], [], 0
             for rep in range(reps):
-                posviz_app.page._kept.clear()  # nothing computed for these tables yet
+                posviz_app.page.shape_cache().clear()  # nothing computed for these tables yet
                 start = time.process_time()
                 at.text_area(key="text").input(text.replace("cat", f"cat{rep}")).run()
                 middle = time.process_time()

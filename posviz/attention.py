@@ -66,6 +66,11 @@ class AttentionWeights:
         d_out, _ = self.w_query.shape  # [d_out, d_in]
         return d_out
 
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the three matrices."""
+        return sum(w.numel() * w.element_size() for w in (self.w_query, self.w_key, self.w_value))
+
 
 def book_attention_weights(
     *, d_in: int, d_out: int, seed: int = ATTENTION_SEED

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -344,15 +345,19 @@ def app_command(options: Sequence[str]) -> list[str]:
 
 
 def run_app(options: Sequence[str]) -> int:
-    """``posviz app``: run the app until it stops (Ctrl-C stops it); its exit status."""
+    """``posviz app``: run the app until it stops; its exit status.
+
+    On POSIX this process becomes Streamlit (``exec``), so a signal that stops ``posviz app``
+    (Ctrl-C, a service manager's SIGTERM) stops the server itself and leaves no child behind.
+    """
     if {"-h", "--help"} & set(options):
         sys.stdout.write(_APP_HELP)
         return 0
-    process = subprocess.Popen(app_command(options))
-    try:
-        return process.wait()
-    except KeyboardInterrupt:  # the terminal's Ctrl-C reaches Streamlit too: let it stop
-        return process.wait()
+    command = app_command(options)
+    if os.name == "posix":
+        sys.stdout.flush()
+        os.execv(command[0], command)
+    return subprocess.call(command)  # Windows: no exec; Ctrl-C reaches both processes
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -71,6 +71,11 @@ class DistanceCurve:
     high: torch.Tensor  # [P] float64: the largest
 
     @property
+    def nbytes(self) -> int:
+        """Memory the three curves hold."""
+        return sum(t.numel() * t.element_size() for t in (self.mean, self.low, self.high))
+
+    @property
     def spread(self) -> float:
         """The widest band over ``k``: 0 for a table whose similarity depends only on ``k``."""
         return float((self.high - self.low).max())

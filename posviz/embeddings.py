@@ -62,6 +62,7 @@ ROWS_PER_BLOCK = 128  # rows per block of the self-check's small table (3 blocks
 BLOCK_ELEMENTS: Final = 16_384  # numbers per block, about: 16 rows at d=768, 256 rows at d=64
 ROW_CACHE_BYTES: Final = 8 * 2**20  # recently used token rows kept per table: 2,730 at d=768
 _ROW_CACHE_MAX_ROWS: Final = 4_096  # and at most this many (each row is one tensor object)
+_LONGEST_CONTEXT: Final = 1024  # the longest positional table the app asks for (GPT-2's)
 VERIFIED_TORCH: Final = "2.13.0"  # the torch whose Tensor.normal_ fill the trick was checked on
 # The self-check's table: 3 blocks (the last one short, of 44 rows), an odd emb_dim and a
 # table size that is not a multiple of 16, so every rule of the docstring is exercised.
@@ -282,6 +283,19 @@ class SeededEmbeddings:
         """Memory held by the checkpoints."""
         states = (*self._block_states, self._state_after_token_table)
         return sum(state.numel() * state.element_size() for state in states)
+
+    @property
+    def max_bytes(self) -> int:
+        """The most memory this table can hold: the checkpoints, a full cache of recent rows
+        and the positional table of the longest context (1,024 rows). What a cache of tables
+        counts it as (:class:`posviz.cache.BytesCache`).
+
+        >>> tables = SeededEmbeddings.create(seed=1, emb_dim=768)
+        >>> round(tables.nbytes / 2**20), round(tables.max_bytes / 2**20)
+        (15, 26)
+        """
+        rows = self._recent.capacity * self.emb_dim * 4  # float32 rows
+        return self.nbytes + rows + _LONGEST_CONTEXT * self.emb_dim * 4
 
 
 def _fill_normal(buffer: torch.Tensor, generator: torch.Generator) -> torch.Tensor:

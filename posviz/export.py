@@ -1,21 +1,26 @@
 """Downloads: the three matrices as CSV or ``.npy``, and a figure as standalone offline HTML.
 
 * :func:`matrices_csv`: one CSV, one row per (matrix, position), columns
-  ``matrix,position,token,token_id,dim_0,...,dim_{d-1}``; ``matrix`` is ``token``,
-  ``position`` or ``input``. Values are the shortest decimal that reads back as the same
-  float32. Token texts that a spreadsheet would run as a formula (starting with ``=``, ``+``,
-  ``-``, ``@``, tab or carriage return) get a leading ``'``.
+  ``matrix,position,token,token_id,token_shown,dim_0,...,dim_{d-1}``; ``matrix`` is
+  ``token``, ``position`` or ``input``; ``token`` is the token's own text (``" the"``, its
+  UTF-8 bytes decoded; a token that holds part of a character writes those bytes as
+  ``\\xNN``), ``token_shown`` the page's visible form (``"␣the"``). Values are the shortest
+  decimal that reads back as the same float32. Texts that a spreadsheet would run as a
+  formula (starting with ``=``, ``+``, ``-``, ``@``, tab or carriage return) get a leading
+  ``'``.
 * :func:`matrices_npy`: one ``.npy`` array ``[3, n, d]`` float32, in the order token,
   position, input (no pickle: ``np.load(..., allow_pickle=False)`` reads it).
 * :func:`figure_html`: a complete HTML page with plotly.js inlined (about 5 MB), so it opens
   without a network connection;
-* :func:`figure_json`: the figure as Plotly JSON (``plotly.io.from_json`` reads it back).
+* :func:`figure_json`: the figure as Plotly JSON (``plotly.io.from_json`` reads it back);
+* :func:`download_name`: a file name that carries the settings, so two downloads of
+  different views do not overwrite each other.
 
 >>> from posviz.embeddings import SeededEmbeddings
 >>> from posviz.pipeline import embed_window
 >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=2), [31373], context_length=4)
 >>> matrices_csv(w).decode().splitlines()[0]
-'matrix,position,token,token_id,dim_0,dim_1'
+'matrix,position,token,token_id,token_shown,dim_0,dim_1'
 >>> np.load(io.BytesIO(matrices_npy(w))).shape
 (3, 1, 2)
 """
@@ -31,7 +36,9 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from posviz.config import Settings
 from posviz.pipeline import WindowEmbeddings
+from posviz.tokenizer import token_bytes
 
 _MATRIX_NAMES: Final = ("token", "position", "input")  # order of rows in the CSV and the .npy
 _FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")  # OWASP's CSV-injection triggers
@@ -57,16 +64,20 @@ def matrices_csv(window: WindowEmbeddings) -> bytes:
     stacked = _stacked(window)
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(
-        ["matrix", "position", "token", "token_id", *(f"dim_{j}" for j in range(window.emb_dim))]
-    )
-    texts = [spreadsheet_safe(text) for text in window.token_texts]
+    dims = (f"dim_{j}" for j in range(window.emb_dim))
+    writer.writerow(["matrix", "position", "token", "token_id", "token_shown", *dims])
+    texts = [
+        spreadsheet_safe(token.decode("utf-8", errors="backslashreplace"))
+        for token in token_bytes(list(window.token_ids))
+    ]
+    shown = [spreadsheet_safe(text) for text in window.token_texts]
     for name, matrix in zip(_MATRIX_NAMES, stacked, strict=True):
-        for position, (text, token_id, row) in enumerate(
-            zip(texts, window.token_ids, matrix, strict=True)
+        for position, (text, token_id, visible, row) in enumerate(
+            zip(texts, window.token_ids, shown, matrix, strict=True)
         ):
             # str(np.float32) is the shortest decimal that reads back as the same float32
-            writer.writerow([name, position, text, token_id, *(str(value) for value in row)])
+            values = (str(value) for value in row)
+            writer.writerow([name, position, text, token_id, visible, *values])
     return buffer.getvalue().encode("utf-8")
 
 
@@ -102,3 +113,24 @@ def figure_json(figure: go.Figure) -> bytes:
     """
     text: str = pio.to_json(figure, validate=False)
     return text.encode("utf-8")
+
+
+def download_name(settings: Settings, extension: str) -> str:
+    """A file name for a download of the view ``settings`` show: context length, d, the
+    seed (or ``gpt2``), the scheme and stride where they are not the defaults, the window.
+
+    >>> download_name(Settings(seed=123), "csv")
+    'posviz_T16_d64_seed123_w0.csv'
+    >>> download_name(Settings(context_length=4, stride=2, scheme="rope", window=3), "npy")
+    'posviz_T4_d64_seed123_rope_stride2_w3.npy'
+    >>> download_name(Settings(weights="gpt2", emb_dim=768), "html")
+    'posviz_T16_d768_gpt2_w0.html'
+    """
+    parts = [f"T{settings.context_length}", f"d{settings.emb_dim}"]
+    parts.append("gpt2" if settings.weights == "gpt2" else f"seed{settings.seed}")
+    if settings.scheme != "learned":
+        parts.append(settings.scheme)
+    if settings.effective_stride != settings.context_length:
+        parts.append(f"stride{settings.effective_stride}")
+    parts.append(f"w{settings.window}")
+    return f"posviz_{'_'.join(parts)}.{extension}"

@@ -85,6 +85,12 @@ class TableGeometry:
     components: int  # 0-3: components with a singular value above COMPONENT_FLOOR
 
     @property
+    def nbytes(self) -> int:
+        """Memory this result holds, its table's rows included (3 MB at T = 1024, d = 768)."""
+        tensors = (self.table.table, self.points, self.singular_values, self.row_norms)
+        return sum(t.numel() * t.element_size() for t in tensors)
+
+    @property
     def variance_shares(self) -> torch.Tensor:
         """Each direction's share of the centred table's variance (sums to 1; zeros if none)."""
         power = self.singular_values.square()  # [K]

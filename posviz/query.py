@@ -12,6 +12,8 @@ ever evaluated.
 ('rope', True, (), None)
 >>> read_link({"step": "4"}).step, read_link({"step": "4"}).lecture
 (4, True)
+>>> read_link({"lecture": "0", "step": "3"}).lecture
+False
 >>> read_link({"tab": "geometry"}).tab, query_from_settings(Settings(), tab="distance")
 ('geometry', {'tab': 'distance'})
 
@@ -101,6 +103,23 @@ def _parse_int(key: str, raw: str, default: object) -> tuple[int | None, str | N
     return number, None
 
 
+def seed_from_text(raw: str, current: int) -> tuple[int, str | None]:
+    """The seed typed into a text box, or ``current`` and a sentence saying why not.
+
+    >>> seed_from_text(" 42 ", 123)
+    (42, None)
+    >>> seed_from_text("1e3", 123)
+    (123, "Seed: '1e3' is not a whole number from 0 to 4,294,967,295; still using 123.")
+    """
+    number, notice = _parse_int("seed", raw, current)
+    if notice is None and number is not None:
+        return number, None
+    low, high = _INT_RANGES["seed"]
+    return current, (
+        f"Seed: {raw[:40]!r} is not a whole number from {low:,} to {high:,}; still using {current}."
+    )
+
+
 def settings_from_query(
     params: Mapping[str, str | Sequence[str]], base: Settings | None = None
 ) -> tuple[Settings, list[str]]:
@@ -164,8 +183,14 @@ def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
     lecture = _one(params.get("lecture", "0")).lower()
     if lecture not in _LECTURE_ON | _LECTURE_OFF:
         notices.append(f"lecture: {lecture[:40]!r} is not on/off; lecture mode stays off")
+    off = "lecture" in params and lecture in _LECTURE_OFF  # lecture=0: off, whatever step says
     step = None
-    if "step" in params:
+    if "step" in params and off:
+        notices.append(
+            f"step: {_one(params['step'])[:40]!r} is a lecture step and lecture=0 turns "
+            "lecture mode off; showing the whole page"
+        )
+    elif "step" in params:
         raw = _one(params["step"]).strip()
         if raw.isascii() and raw.isdigit() and 1 <= int(raw) <= STEP_COUNT:
             step = int(raw)
@@ -185,7 +210,7 @@ def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
             tab = raw
         else:
             notices.append(f"tab: {raw[:40]!r} is not one of {', '.join(TABS)}; ignored")
-    on = lecture in _LECTURE_ON or "step" in params
+    on = lecture in _LECTURE_ON or ("step" in params and not off)
     return Link(settings, on, tuple(notices), step if on else None, tab)
 
 

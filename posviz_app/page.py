@@ -21,6 +21,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from posviz.attention import AttentionWeights
 from posviz.batching import Batch
+from posviz.cache import BytesCache
 from posviz.codegen import BOOK_CH02_NOTEBOOK_URL, BOOK_CH02_URL, reproduction_script
 from posviz.codegen_shapes import CodeView
 from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT
@@ -39,19 +40,19 @@ from posviz.config import (
 )
 from posviz.distance import MAX_BEYOND, build_distance, default_beyond
 from posviz.embeddings import SeededEmbeddings, TorchFillError
-from posviz.export import figure_html, matrices_csv, matrices_npy
+from posviz.export import download_name, figure_html, matrices_csv, matrices_npy
 from posviz.geometry import build_geometry
 from posviz.gpt2.store import Gpt2Embeddings, Gpt2Store, Gpt2Unavailable
 from posviz.lesson import distance as distance_lesson
 from posviz.lesson import geometry as geometry_lesson
 from posviz.lesson.gpt2 import (
     EMB_DIM_FIXED,
-    FALLBACK,
     SCHEME_FIXED,
     SEED_NO_EFFECT,
     TRAINED_FIXES,
     WEIGHTS_HELP,
     WEIGHTS_LABELS,
+    fallback_sentence,
     neighbour_sentence,
     pattern_sentence,
     source_caption,
@@ -85,7 +86,13 @@ from posviz.plots.geometry import geometry_figure
 from posviz.plots.heatmaps import embeddings_figure, similarity_figure
 from posviz.plots.word_order import compare_figure
 from posviz.presets import PRESETS, matching_preset
-from posviz.query import TABS, query_from_settings, read_link, text_fits_in_link
+from posviz.query import (
+    TABS,
+    query_from_settings,
+    read_link,
+    seed_from_text,
+    text_fits_in_link,
+)
 from posviz.repeats import repeat_facts
 from posviz.similarity import (
     MAX_POSITIONS,
@@ -96,7 +103,7 @@ from posviz.similarity import (
 )
 from posviz.token_text import for_markdown, readable
 from posviz.tokenizer import TokenizerDataError, token_labels, token_texts
-from posviz.view import TablesFor, View, book_attention, build_view, build_word_order
+from posviz.view import TablesFor, View, batch_for, book_attention, build_view, build_word_order
 from posviz_app import runtime
 
 CUSTOM = "Your own text"
@@ -167,10 +174,29 @@ PAGE_STYLE = """<style>
 torch.set_num_threads(1)
 
 
-@st.cache_resource(max_entries=8, show_spinner="Walking the 50,257-row token table once…")
+# Caches bounded by bytes, not entries (posviz.cache): a table at d = 768 holds ~26 MB, one at
+# d = 32 ~1 MB. 64 MiB keeps the two or three tables a lecture's class shares at d = 768 (the
+# rest are walked again, 0.25 s each, when asked for) and keeps a server under a class
+# exploring freely within 500 MB (benchmarks/loadtest.py, scenario explore).
+TABLES_BYTES = 64 * 2**20
+ATTENTION_BYTES = 16 * 2**20  # SelfAttention_v2 weights: 7 MB at d = 768
+SHAPES_BYTES = 32 * 2**20  # Geometry / Distance results: ten tables at T = 1024, d = 768
+
+
+@st.cache_resource(show_spinner=False)
+def table_cache() -> BytesCache[tuple[int, int], SeededEmbeddings]:
+    """The book's tables of each (seed, d) asked for, shared by all sessions of the process."""
+    return BytesCache(max_bytes=TABLES_BYTES, size=lambda tables: tables.max_bytes)
+
+
 def seeded_tables(seed: int, emb_dim: int) -> SeededEmbeddings:
     """Checkpoints of ``nn.Embedding(50257, emb_dim)`` after ``torch.manual_seed(seed)``."""
-    return SeededEmbeddings.create(seed=seed, emb_dim=emb_dim)
+
+    def walk() -> SeededEmbeddings:
+        with st.spinner("Walking the 50,257-row token table once…"):
+            return SeededEmbeddings.create(seed=seed, emb_dim=emb_dim)
+
+    return table_cache().get((seed, emb_dim), walk)
 
 
 # Not cached: recomputing a window from the cached tables takes milliseconds, and a cache of
@@ -187,9 +213,17 @@ def gpt2_store() -> Gpt2Store:
     return Gpt2Store()
 
 
-def gpt2_tables() -> Gpt2Embeddings | None:
-    """GPT-2's trained tables (downloaded once, with a progress bar); ``None`` and one
-    message if they are not cached and cannot be downloaded, or are damaged."""
+_TABLES_COMMIT = "_gpt2_commit"  # this run's GPT-2 tables' commit (set by main)
+
+
+def tables_commit() -> str:
+    """The Hub commit of the GPT-2 tables this run shows (not the cache's current ref)."""
+    return str(st.session_state.get(_TABLES_COMMIT, "unknown"))
+
+
+def gpt2_tables() -> Gpt2Embeddings | str:
+    """GPT-2's trained tables (downloaded once, with a progress bar), or why they cannot be
+    shown: not cached and not downloadable, or damaged."""
     bars: list[DeltaGenerator] = []
 
     def progress(done: int, total: int) -> None:
@@ -202,8 +236,7 @@ def gpt2_tables() -> Gpt2Embeddings | None:
     try:
         return gpt2_store().tables(progress=progress)
     except Gpt2Unavailable as error:
-        st.warning(f"{for_markdown(str(error))}. {FALLBACK}", icon="⚠️")
-        return None
+        return str(error)
     finally:
         for bar in bars:
             bar.empty()
@@ -228,28 +261,60 @@ def once_link_read(callback: Callable[..., None]) -> Callable[..., None]:
     return guarded
 
 
+_INIT_DIM_SCHEME = "init_dim_scheme"  # the d and scheme the random init had before GPT-2
+
+
 @once_link_read
 def switch_weights() -> None:
     """GPT-2's tables fix d = 768 and the learned scheme; back on init, the view's own d and
     scheme return."""
     weights = st.session_state["weights"]
     if weights == "gpt2":
-        st.session_state["init_dim_scheme"] = (
+        st.session_state[_INIT_DIM_SCHEME] = (
             st.session_state["emb_dim"],
             st.session_state["scheme"],
         )
-    current = widget_settings()
-    changed = for_weights(current, weights)
-    if weights == "init" and "init_dim_scheme" in st.session_state:
-        emb_dim, scheme = st.session_state["init_dim_scheme"]
-        changed = for_weights(replace(current, emb_dim=emb_dim, scheme=scheme), "init")
-    st.session_state["emb_dim"], st.session_state["scheme"] = changed.emb_dim, changed.scheme
+        fixed = for_weights(widget_settings(), "gpt2")
+        st.session_state.update(emb_dim=fixed.emb_dim, scheme=fixed.scheme)
+    else:
+        back_to_init()
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+def back_to_init() -> None:
+    """Weights back to the random init, with the d and scheme it had before GPT-2 (a link
+    that opened with GPT-2: the defaults). Only before the widgets are drawn."""
+    emb_dim, scheme = st.session_state.get(_INIT_DIM_SCHEME, (Settings.emb_dim, Settings.scheme))
+    st.session_state.update(weights="init", emb_dim=emb_dim, scheme=scheme)
+
+
+def trained_or_init() -> Gpt2Embeddings | None:
+    """Before the widgets are drawn: GPT-2's tables if the weights ask for them; if they
+    cannot be had, the random init the user had (all controls enabled again) and one
+    message saying why and what to run."""
+    if st.session_state.get("weights") != "gpt2":
+        return None
+    trained = gpt2_tables()
+    if isinstance(trained, Gpt2Embeddings):
+        return trained
+    back_to_init()
+    shown = widget_settings()
+    st.warning(
+        f"{for_markdown(trained.rstrip('.'))}. "
+        f"{fallback_sentence(shown.emb_dim, shown.seed, shown.scheme)}",
+        icon="⚠️",
+    )
+    return None
+
+
+@st.cache_resource(show_spinner=False)
+def attention_cache() -> BytesCache[int, AttentionWeights]:
+    """SelfAttention_v2 weights of each d asked for, shared by all sessions of the process."""
+    return BytesCache(max_bytes=ATTENTION_BYTES, size=lambda weights: weights.nbytes)
+
+
 def attention_weights(emb_dim: int) -> AttentionWeights:
     """The book's SelfAttention_v2(d, d) weights after torch.manual_seed(789) (cached)."""
-    return book_attention(emb_dim)
+    return attention_cache().get(emb_dim, lambda: book_attention(emb_dim))
 
 
 def widget_settings() -> Settings:
@@ -309,6 +374,48 @@ def keep_stride_in_step() -> None:
     st.session_state["window"] = 0
 
 
+@once_link_read
+def keep_window_in_batch() -> None:
+    """A new stride keeps the window shown if the batch still has it, else shows its last
+    window: a valid window, without the notice meant for links."""
+    try:
+        batch = batch_for(widget_settings())
+    except (SettingsError, TokenizerDataError):
+        return  # the run itself says what is wrong
+    st.session_state["window"] = min(st.session_state["window"], max(batch.num_windows - 1, 0))
+
+
+_CUT = "_cut_from"  # + widget key: how long a text was before it was cut to the limit
+
+
+def keep_within_limit(key: str) -> None:
+    """Cut the text box ``key`` to its first ``MAX_TEXT_CHARS`` characters, remembering
+    that it was cut. Called before the box is drawn: the browser then shows the cut text."""
+    text = st.session_state.get(key)
+    if isinstance(text, str) and len(text) > MAX_TEXT_CHARS:
+        st.session_state[_CUT + key] = len(text)
+        st.session_state[key] = text[:MAX_TEXT_CHARS]
+
+
+def cut_to_limit(key: str) -> None:
+    """The text box's callback: a paste longer than the limit keeps its first
+    ``MAX_TEXT_CHARS`` characters (the box has no ``max_chars``: in the browser that refuses
+    the whole paste); an edit within the limit forgets an earlier cut."""
+    st.session_state.pop(_CUT + key, None)
+    keep_within_limit(key)
+
+
+def cut_notice(key: str) -> None:
+    """Under a text box: say that what was pasted into it was cut, and how much."""
+    original = st.session_state.get(_CUT + key)
+    if isinstance(original, int):
+        st.warning(
+            f"The text had {original:,} characters: posviz keeps the first {MAX_TEXT_CHARS:,} "
+            "(enough for the whole of The Verdict) and cut the rest off.",
+            icon="✂️",
+        )
+
+
 def controls(*, lecture: bool) -> Settings:
     """The sidebar widgets; returns the settings they hold."""
     with st.sidebar:
@@ -335,13 +442,16 @@ def controls(*, lecture: bool) -> Settings:
             key="scheme",
             **fixed_by_gpt2(trained, SCHEME_FIXED),
         )
+        keep_within_limit("text")  # a client that skipped the browser's box, or its callback
         st.text_area(
             "Text",
             key="text",
             height=130,
-            max_chars=MAX_TEXT_CHARS,
+            on_change=cut_to_limit,
+            args=("text",),
             help=f"Up to {MAX_TEXT_CHARS:,} characters. `<|endoftext|>` becomes token 50256.",
         )
+        cut_notice("text")
         link_note(st.session_state["text"])
         st.slider(
             "Context length T (rows of the positional table)",
@@ -361,17 +471,11 @@ def controls(*, lecture: bool) -> Settings:
                 1,
                 CONTEXT_LENGTH_RANGE[1],
                 key="stride",
+                on_change=keep_window_in_batch,
                 persist_state="session",
                 help="Equal to the context length: windows do not overlap, as in section 2.8.",
             )
-            st.number_input(
-                "Seed for torch.manual_seed",
-                *SEED_RANGE,
-                step=1,
-                key="seed",
-                persist_state="session",
-                **fixed_by_gpt2(trained, SEED_NO_EFFECT),
-            )
+            seed_box(trained)
         st.toggle(
             "Lecture mode",
             key="lecture",
@@ -379,6 +483,39 @@ def controls(*, lecture: bool) -> Settings:
             help="Large type for a projector, and a step-by-step walk through the pipeline.",
         )
     return widget_settings()
+
+
+_SEED_BOX = "seed_box"  # the seed as typed; the seed in use is st.session_state["seed"]
+_SEED_NOTICE = "_seed_notice"  # why the last seed typed was not used
+
+
+def seed_box(trained: bool) -> None:
+    """The seed as a text box (a number box turns "abc" into 0 and "1e3" into 1 without a
+    word): what cannot be a seed is named under it, and the seed in use stays."""
+    if st.session_state.get(_SEED_BOX) != str(st.session_state["seed"]):
+        st.session_state[_SEED_BOX] = str(st.session_state["seed"])
+    low, high = SEED_RANGE
+    options = fixed_by_gpt2(trained, SEED_NO_EFFECT)
+    st.text_input(
+        "Seed for torch.manual_seed",
+        key=_SEED_BOX,
+        on_change=read_seed,
+        disabled=options["disabled"],
+        help=options["help"] or f"A whole number from {low} to {high:,}, as in the book (123).",
+    )
+    notice = st.session_state.pop(_SEED_NOTICE, None)
+    if isinstance(notice, str):
+        st.warning(notice, icon="⚠️")
+
+
+@once_link_read
+def read_seed() -> None:
+    """The seed box's callback: use the seed typed, or keep the one in use and say why."""
+    seed, notice = seed_from_text(str(st.session_state[_SEED_BOX]), int(st.session_state["seed"]))
+    st.session_state["seed"] = seed
+    st.session_state[_SEED_BOX] = str(seed)
+    if notice is not None:
+        st.session_state[_SEED_NOTICE] = notice
 
 
 class FixedOptions(TypedDict):
@@ -594,8 +731,7 @@ def embeddings_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
     keyed_markdown(lesson_sentence(repeat_facts(embeddings), stacked=stacked), "lesson")
     show_chart(embeddings_figure(embeddings, stacked=stacked), key="embeddings")
     if settings.weights == "gpt2":
-        commit = gpt2_store().cached_commit() or "unknown"
-        st.markdown(source_caption(commit, len(embeddings.token_ids)))
+        st.markdown(source_caption(tables_commit(), len(embeddings.token_ids)))
     else:
         st.markdown(SCHEME_NOTES[settings.scheme])
 
@@ -632,13 +768,17 @@ def compare_view(view: View, tables: TablesFor, *, lecture: bool) -> None:
         "self-attention cannot see order: here is the proof, on your words."
     )
     text_column, options = st.columns([3, 2], vertical_alignment="bottom")
+    keep_within_limit("compare_text")
     text_column.text_area(
         "Second text (compared with the window on screen)",
         key="compare_text",
         height=80,
-        max_chars=MAX_TEXT_CHARS,
+        on_change=cut_to_limit,
+        args=("compare_text",),
         persist_state="session",
     )
+    with text_column:
+        cut_notice("compare_text")
     options.toggle(
         "Causal mask, as GPT",
         help="Each token attends only to itself and the tokens before it (chapter 3.5).",
@@ -679,16 +819,17 @@ def compare_view(view: View, tables: TablesFor, *, lecture: bool) -> None:
     explain(ATTENTION_NOTE, lecture=lecture)
 
 
-@st.cache_resource(max_entries=24, show_spinner=False)
-def _kept(key: tuple[object, ...], _compute: Callable[[], object]) -> object:
-    """One result per positional table, for every session: its geometry (with the table: 3 MB
-    at T = 1024, d = 768), its distance curve, GPT-2's cosines (see posviz.geometry.Memo)."""
-    return _compute()
+@st.cache_resource(show_spinner=False)
+def shape_cache() -> BytesCache[tuple[object, ...], object]:
+    """The Geometry and Distance views' results per positional table, for every session: a
+    table's geometry (its rows included: 3 MB at T = 1024, d = 768), its distance curve,
+    GPT-2's cosines (see posviz.geometry.Memo)."""
+    return BytesCache(max_bytes=SHAPES_BYTES, size=lambda value: getattr(value, "nbytes", 256))
 
 
 def kept(key: tuple[object, ...], compute: Callable[[], R]) -> R:
-    """:class:`posviz.geometry.Memo` over ``st.cache_resource``."""
-    return cast(R, _kept(key, compute))
+    """:class:`posviz.geometry.Memo` over :func:`shape_cache`."""
+    return cast(R, shape_cache().get(key, compute))
 
 
 def geometry_view(view: View, tables: TablesFor) -> None:
@@ -738,10 +879,8 @@ def view_code(settings: Settings, name: CodeView, *, beyond: int | None = None) 
 
 
 def gpt2_revision(settings: Settings) -> str:
-    """The commit GPT-2's tables were read from (the script reads the same), else ``main``."""
-    if settings.weights != "gpt2":
-        return "main"
-    return gpt2_store().cached_commit() or "main"
+    """The commit of the GPT-2 tables on screen (the script reads the same), else ``main``."""
+    return tables_commit() if settings.weights == "gpt2" else "main"
 
 
 def code_view(settings: Settings) -> None:
@@ -763,16 +902,17 @@ def code_view(settings: Settings) -> None:
     )
 
 
-def download_view(embeddings: WindowEmbeddings) -> None:
-    """The Download tab: CSV, .npy and an offline HTML figure of the window on screen."""
+def download_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
+    """The Download tab: CSV, .npy and an offline HTML figure of the window on screen, each
+    named for the settings (``posviz_T16_d64_seed123_w0.csv``)."""
     st.markdown("The matrices of the window on screen, and the figure as an offline web page.")
     downloads = (  # label, bytes on click, file name, MIME type, widget key
-        ("Matrices (.csv)", lambda: matrices_csv(embeddings), "posviz_matrices.csv", "text/csv",
-         "download_csv"),
-        ("Matrices (.npy, [3, n, d])", lambda: matrices_npy(embeddings), "posviz_matrices.npy",
-         "application/octet-stream", "download_npy"),
+        ("Matrices (.csv)", lambda: matrices_csv(embeddings), download_name(settings, "csv"),
+         "text/csv", "download_csv"),
+        ("Matrices (.npy, [3, n, d])", lambda: matrices_npy(embeddings),
+         download_name(settings, "npy"), "application/octet-stream", "download_npy"),
         ("Figure (offline .html)", lambda: figure_html(embeddings_figure(embeddings)),
-         "posviz_figure.html", "text/html", "download_html"),
+         download_name(settings, "html"), "text/html", "download_html"),
     )  # fmt: skip
     for column, (label, data, file_name, mime, key) in zip(st.columns(3), downloads, strict=True):
         column.download_button(
@@ -941,7 +1081,7 @@ def window_views(view: View, tables: TablesFor) -> None:
             code_view(settings)
     if tabs["download"].open:
         with tabs["download"]:
-            download_view(embeddings)
+            download_view(settings, embeddings)
 
 
 def open_tab() -> str:
@@ -952,6 +1092,7 @@ def open_tab() -> str:
 
 def main() -> None:
     """The page, top to bottom."""
+    link_run = _LINK_READ not in st.session_state  # the first run reads the link
     notices = init_state()
     lecture = bool(st.session_state.get("lecture"))
     st.set_page_config(
@@ -970,16 +1111,19 @@ def main() -> None:
         )
     for notice in notices:
         st.warning(f"Link setting not used: {for_markdown(notice)}", icon="⚠️")
+    trained = trained_or_init()  # before the widgets: a fallback may change them
+    if trained is not None:
+        st.session_state[_TABLES_COMMIT] = trained.commit
     settings = controls(lecture=lecture)
-    if len(settings.text) >= MAX_TEXT_CHARS:
-        st.warning(
-            f"The text reached the {MAX_TEXT_CHARS:,}-character limit: anything pasted beyond "
-            "that was cut off.",
-            icon="⚠️",
-        )
-    trained = gpt2_tables() if settings.weights == "gpt2" else None
-    if settings.weights == "gpt2" and trained is None:
-        settings = for_weights(settings, "init")  # the message says why
+
+    with runtime.view_slot():  # at most VIEW_SLOTS views computed at once: bounded memory
+        view_page(settings, trained, lecture=lecture, link_run=link_run)
+
+
+def view_page(
+    settings: Settings, trained: Gpt2Embeddings | None, *, lecture: bool, link_run: bool
+) -> None:
+    """Everything below the controls: the view of ``settings``, its link, and its tabs."""
 
     def view_tables(settings: Settings) -> EmbeddingTables:
         return trained if trained is not None else tables_for(settings)
@@ -1004,6 +1148,8 @@ def main() -> None:
         )
         return
 
+    if not link_run:  # a window the text lacks after an interaction: no notice (links only)
+        view = replace(view, notices=())
     if lecture:
         lecture_stage(view, step, view_tables)
         return

@@ -9,6 +9,8 @@ smallest change that works, each covered by a test against the real server
 * **Rerun floods are coalesced** (:func:`_coalescing_handle_backmsg`).
 * **No outbound traffic** (:func:`_no_ip_lookup`).
 * **The long-lived heap is frozen** after the first run (:func:`run_finished`).
+* **Freed memory goes back to the system** (:func:`bound_malloc`), and **at most
+  :data:`VIEW_SLOTS` views are computed at once** (:func:`view_slot`).
 
 :data:`LOGGER` writes to the server's log in Streamlit's format, at Streamlit's log level.
 """
@@ -16,10 +18,13 @@ smallest change that works, each covered by a test against the real server
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import gc
 import logging
 import os
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Final
 
 from streamlit import net_util
@@ -50,7 +55,8 @@ _handed_at: dict[str, float] = {}
 
 
 def prepare() -> None:
-    """Once per process, at the first script run: coalesce reruns, no IP lookups."""
+    """Once per process, at the first script run: coalesce reruns, no IP lookups, bounded
+    malloc."""
     global _prepared
     if _prepared:
         return
@@ -59,6 +65,8 @@ def prepare() -> None:
             Runtime.handle_backmsg = _coalescing_handle_backmsg  # type: ignore[assignment,method-assign]
             net_util.get_internal_ip = _no_ip_lookup
             net_util.get_external_ip = _no_ip_lookup
+            if os.environ.get("POSVIZ_MALLOC_TUNING", "1") != "0":  # 0: to measure without it
+                bound_malloc()
             _prepared = True
 
 
@@ -78,6 +86,8 @@ def run_finished() -> None:
     (``python benchmarks/loadtest.py --only capacity``).
     """
     global _frozen
+    if _malloc_trim is not None:
+        _malloc_trim(0)
     if _frozen:
         return
     with _lock:
@@ -86,6 +96,64 @@ def run_finished() -> None:
                 gc.collect()
                 gc.freeze()
             _frozen = True
+
+
+# --- memory -------------------------------------------------------------------------------
+
+_M_MMAP_THRESHOLD: Final = -3  # glibc's mallopt parameters (malloc.h)
+_M_ARENA_MAX: Final = -8
+MMAP_THRESHOLD: Final = 128 * 1024  # bytes: blocks this large come from mmap, and go back
+ARENA_MAX: Final = 2  # malloc arenas shared by all threads
+
+
+_malloc_trim: Callable[[int], int] | None = None  # glibc's malloc_trim, once bound_malloc ran
+
+
+def bound_malloc() -> bool:
+    """Make glibc's malloc give freed memory back to the system: ``True`` if it could.
+
+    A big view (T = 1,024, d = 768) allocates buffers of a few MB per run: matrices, the
+    figure's JSON, its protobuf message. glibc serves blocks over 128 kB with ``mmap`` and
+    unmaps them on ``free``, but after each such free it raises that threshold (up to 32 MB),
+    so later buffers come from the heap and stay resident after they are freed; and each of
+    the script threads that run at the same moment gets its own arena (up to 8 per core),
+    each keeping its own freed memory. Under a class exploring freely (8 sessions at once,
+    benchmarks/loadtest.py ``explore``) that took one server from about 560 to 740 MB peak
+    RSS. A fixed threshold and two arenas (``mallopt``, what the ``MALLOC_MMAP_THRESHOLD_``
+    and ``MALLOC_ARENA_MAX`` variables set at start) keep what is freed returned. No effect
+    (``False``) where the C library is not glibc. ``POSVIZ_MALLOC_TUNING=0`` in the server's
+    environment skips it, to measure the difference.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc (macOS, Windows, musl)
+        return False
+    global _malloc_trim
+    _malloc_trim = libc.malloc_trim
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(
+        mallopt(_M_ARENA_MAX, ARENA_MAX)
+    )
+
+
+VIEW_SLOTS: Final = 2  # script runs that compute a view at the same moment (2 cores)
+_view_slots: Final = threading.BoundedSemaphore(VIEW_SLOTS)
+
+
+@contextmanager
+def view_slot() -> Iterator[None]:
+    """Hold one of :data:`VIEW_SLOTS` while a run computes and draws its view.
+
+    Every session's script runs in its own thread, and a big view (T = 1,024, d = 768: three
+    [1024, 768] matrices, the figure, its 1.4 MB of JSON and protobuf) holds about 25 MB while
+    it is computed. Eight sessions computing at once held 200 MB more than two at a time, for
+    nothing: the runs share two cores and the GIL, so they finish no sooner together than in
+    turn (each waits for a slot in arrival order instead of sharing the CPU eight ways). The
+    slots bound the server's peak by memory of two runs, whatever the class does
+    (benchmarks/loadtest.py, scenario ``explore``).
+    """
+    with _view_slots:
+        yield
 
 
 # --- rerun floods ---------------------------------------------------------------------------

@@ -34,6 +34,12 @@ APP = ROOT / "app.py"
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_ENDPOINT"] = "http://127.0.0.1:9"  # nothing listens there
 os.environ["POSVIZ_CACHE_DIR"] = tempfile.mkdtemp(prefix="posviz-test-empty-cache-")
+# No token from the environment or a saved login (huggingface_hub reads HF_HOME/token): tests
+# that need one set HF_TOKEN themselves, for the stand-in only.
+os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="posviz-test-hf-home-")
+os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"  # huggingface_hub's user-agent lookup: no request
+for _variable in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "TRANSFORMERS_OFFLINE"):
+    os.environ.pop(_variable, None)
 # Hypothesis keeps no example database, and its other files (a cache of constants) go to the
 # system temp folder: tests write nothing into the working tree.
 set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "posviz-hypothesis")
@@ -154,7 +160,29 @@ def gpt2_blob(tmp_path_factory: pytest.TempPathFactory) -> Blob:
 
 
 @pytest.fixture
-def gpt2_hub(gpt2_blob: Blob, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+def hub_online(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let huggingface_hub's session make requests (to the loopback stand-in): it read
+    ``HF_HUB_OFFLINE=1`` (set above) when it was imported, and refuses every request while
+    that holds. posviz's own ``HubFile.offline`` still decides per test."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+
+
+@pytest.fixture
+def retry_waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The seconds posviz.gpt2.hub waits between retries, recorded instead of slept."""
+    import posviz.gpt2.hub
+
+    waits: list[float] = []
+    monkeypatch.setattr(posviz.gpt2.hub, "_sleep", waits.append)
+    return waits
+
+
+@pytest.fixture
+def gpt2_hub(
+    gpt2_blob: Blob, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hub_online: None
+) -> Iterator[FakeHub]:
     """The loopback Hub serving :func:`gpt2_blob`, with ``HF_ENDPOINT`` pointing at it and
     ``POSVIZ_CACHE_DIR`` at an empty folder; the app's cached store is dropped before and after
     (``st.cache_resource`` outlives an AppTest)."""

@@ -168,7 +168,7 @@ def test_controls_reproduce_the_torch_reference(
     assert_ok(at)
     at.slider(key="emb_dim").set_value(emb_dim).run()
     assert_ok(at)
-    at.number_input(key="seed").set_value(seed).run()
+    at.text_input(key="seed_box").set_value(str(seed)).run()
     assert_ok(at)
     ids = encode(text)[:context_length]  # window 0
     assert [tid for _, _, tid in chips(at)] == ids
@@ -321,7 +321,7 @@ def test_query_parameters_restore_a_view(app_test: AppFactory, decode_array: Dec
     assert not at.warning
     assert at.slider(key="context_length").value == 4
     assert at.slider(key="emb_dim").value == 8
-    assert at.number_input(key="seed").value == 7
+    assert at.text_input(key="seed_box").value == "7"
     ids = encode("Every effort moves you")
     assert_matches_book(at, decode_array, seed=7, emb_dim=8, context_length=4, ids=ids)
 
@@ -329,7 +329,7 @@ def test_query_parameters_restore_a_view(app_test: AppFactory, decode_array: Dec
 def test_settings_are_written_back_to_the_url(app_test: AppFactory) -> None:
     at = app_test()
     at.slider(key="emb_dim").set_value(32).run()
-    at.number_input(key="seed").set_value(5).run()
+    at.text_input(key="seed_box").set_value("5").run()
     assert_ok(at)
     assert at.query_params["emb_dim"] in ("32", ["32"])
     assert at.query_params["seed"] in ("5", ["5"])
@@ -358,3 +358,67 @@ def test_a_torch_that_fails_the_self_check_stops_with_its_name(app_test: AppFact
     assert len(errors) == 1 and "self-check failed" in errors[0]
     assert f"torch {torch.__version__} fills nn.Embedding differently" in errors[0]
     assert "torch==2.13.0" in errors[0]
+
+
+@pytest.mark.parametrize("typed", ["abc", "1e3", "-5", "12.5", "4294967296", ""])
+def test_a_seed_that_cannot_be_used_is_named_and_the_seed_stays(
+    app_test: AppFactory, decode_array: Decode, typed: str
+) -> None:
+    """The seed box says what it could not use (a number box would turn "abc" into 0 and
+    "1e3" into 1 without a word); the chart keeps the seed in use."""
+    at = app_test(
+        {"seed": "7", "emb_dim": "8", "context_length": "4", "text": "Every effort moves you"}
+    )
+    at.text_input(key="seed_box").set_value(typed).run()
+    assert_ok(at)
+    said = [str(w.value) for w in at.warning if "Seed:" in str(w.value)]
+    assert said == [
+        f"Seed: {typed!r} is not a whole number from 0 to 4,294,967,295; still using 7."
+    ]
+    assert at.text_input(key="seed_box").value == "7"
+    ids = encode("Every effort moves you")
+    assert_matches_book(at, decode_array, seed=7, emb_dim=8, context_length=4, ids=ids)
+    at.text_input(key="seed_box").set_value(" 11 ").run()  # a whole number: used, no message
+    assert not [w for w in at.warning if "Seed:" in str(w.value)]
+    assert_matches_book(at, decode_array, seed=11, emb_dim=8, context_length=4, ids=ids)
+
+
+WINDOWS_TEXT = "Every effort moves you forward, and every effort counts. " * 3  # 34 tokens
+
+
+@pytest.mark.parametrize(("stride", "window"), [(8, 3), (2, 6), (12, 2)])
+def test_moving_the_stride_keeps_a_valid_window_without_a_notice(
+    app_test: AppFactory, decode_array: Decode, stride: int, window: int
+) -> None:
+    """Window 6 of stride 4 shown, then a new stride: the window stays if the batch still has
+    it, else the last one; the notice is for links that ask for a window the text lacks."""
+    at = app_test({"text": WINDOWS_TEXT, "context_length": "4", "emb_dim": "8"})
+    at.slider(key="window").set_value(6).run()
+    at.slider(key="stride").set_value(stride).run()
+    assert_ok(at)
+    assert not [w for w in at.warning if "does not exist" in str(w.value)]
+    ids = encode(WINDOWS_TEXT)
+    assert len(ids) == 34
+    windows = len(range(0, len(ids) - 4, stride))  # GPTDatasetV1's loop (inputs and targets)
+    assert window == min(6, windows - 1)
+    assert at.slider(key="window").value == window
+    start = window * stride
+    assert_matches_book(
+        at, decode_array, seed=123, emb_dim=8, context_length=4, ids=ids[start : start + 4]
+    )
+
+
+def test_moving_t_shows_window_0_without_a_notice(app_test: AppFactory) -> None:
+    at = app_test({"text": WINDOWS_TEXT, "context_length": "4", "window": "6"})
+    at.slider(key="context_length").set_value(16).run()
+    assert_ok(at)
+    assert not [w for w in at.warning if "does not exist" in str(w.value)]
+    assert at.slider(key="window").value == 0
+
+
+def test_a_link_to_a_window_the_text_lacks_still_says_so(app_test: AppFactory) -> None:
+    at = app_test({"text": WINDOWS_TEXT, "context_length": "4", "window": "40"})
+    assert_ok(at)
+    assert [str(w.value) for w in at.warning if "does not exist" in str(w.value)] == [
+        "Window 40 does not exist: this text gives 8 window(s). Showing window 0."
+    ]

@@ -60,12 +60,8 @@ def served_window(blob: Blob, text: str) -> list[np.ndarray]:
 
 
 def cdn_downloads(hub: FakeHub, blob: Blob, name: str) -> int:
-    begin = blob.offsets[name][0]
-    return sum(
-        1
-        for p, r in hub.requests
-        if p.startswith("/cdn/") and r == f"bytes={begin}-{blob.offsets[name][1] - 1}"
-    )
+    begin, end = blob.offsets[name]
+    return sum(1 for r in hub.on("cdn") if r.range == f"bytes={begin}-{end - 1}")
 
 
 def test_gpt2_view_shows_the_served_rows_exactly(
@@ -80,7 +76,7 @@ def test_gpt2_view_shows_the_served_rows_exactly(
         assert np.array_equal(shown, want)
     assert at.slider(key="emb_dim").value == 768 and at.slider(key="emb_dim").disabled
     assert at.selectbox(key="scheme").value == "learned" and at.selectbox(key="scheme").disabled
-    assert at.number_input(key="seed").disabled
+    assert at.text_input(key="seed_box").disabled
     text = page_text(at)
     assert f"commit `{COMMIT[:12]}`" in text and "The seed has no effect" in text
     assert "GPT-2's trained tables fix d = 768 and the learned scheme" in text
@@ -128,7 +124,7 @@ def test_an_unknown_weights_value_keeps_init(app_test: AppFactory) -> None:
     assert "weights: 'gpt3' is not one of init, gpt2; using init" in " ".join(warnings(at))
 
 
-def test_offline_without_cache_says_so_once_and_keeps_the_init_view(
+def test_offline_without_cache_says_so_once_and_shows_the_init_view(
     app_test: AppFactory, decode_array: Decode
 ) -> None:
     st.cache_resource.clear()  # a fresh store reads the offline environment of conftest
@@ -137,10 +133,40 @@ def test_offline_without_cache_says_so_once_and_keeps_the_init_view(
     offline = [w for w in warnings(at) if "not in the cache" in w]
     assert len(offline) == 1
     assert "python -m posviz --fetch-gpt2" in offline[0]
-    assert "Showing the book's random init instead" in offline[0]
-    token_table, _ = book_tables(123, 768, 16)
+    assert "Showing the book's random init instead (d = 64, seed 123" in offline[0]
+    token_table, _ = book_tables(123, 64, 16)  # a link with GPT-2 alone: the defaults
     shown = chart_panels(at, decode_array)[0]
     assert np.array_equal(shown, token_table[encode(TEXT)].numpy())
+    assert at.radio(key="weights").value == "init"
+    assert "weights" not in at.query_params
+
+
+def test_choosing_gpt2_offline_restores_the_users_view(
+    app_test: AppFactory, decode_array: Decode
+) -> None:
+    """From ?emb_dim=32&seed=5&scheme=rope, GPT-2 chosen with no network and no cache: the
+    radio back on the random init with d, seed and scheme as they were, all enabled, the
+    chart and the link those of that view, one message saying why and what to run."""
+    st.cache_resource.clear()
+    at = app_test({"emb_dim": "32", "seed": "5", "scheme": "rope"})
+    at.radio(key="weights").set_value("gpt2").run()
+    assert_ok(at)
+    assert at.radio(key="weights").value == "init"
+    d, seed, scheme = (
+        at.slider(key="emb_dim"),
+        at.text_input(key="seed_box"),
+        at.selectbox(key="scheme"),
+    )
+    assert (d.value, seed.value, scheme.value) == (32, "5", "rope")
+    assert not (d.disabled or seed.disabled or scheme.disabled)
+    shown = [w for w in warnings(at) if "GPT-2" in w]
+    assert len(shown) == 1
+    assert "python -m posviz --fetch-gpt2" in shown[0]
+    assert "(d = 32, seed 5, scheme RoPE" in shown[0]
+    token_table, _ = book_tables(5, 32, 16)
+    assert np.array_equal(chart_panels(at, decode_array)[0], token_table[encode(TEXT)].numpy())
+    assert dict(at.query_params) == {"emb_dim": "32", "seed": "5", "scheme": "rope"}
+    assert "GPT-2's trained tables fix" not in page_text(at)
 
 
 def test_an_altered_cache_is_named_and_never_shown(
@@ -157,8 +183,9 @@ def test_an_altered_cache_is_named_and_never_shown(
     at = app_test({"weights": "gpt2"})
     assert_ok(at)
     assert any("was altered: sha256" in w for w in warnings(at))
-    assert chart_panels(at, decode_array)[0].shape == (len(encode(TEXT)), 768)
-    assert not np.array_equal(chart_panels(at, decode_array)[0], served_window(gpt2_blob, TEXT)[0])
+    token_table, _ = book_tables(123, 64, 16)  # the random init, at the defaults
+    assert np.array_equal(chart_panels(at, decode_array)[0], token_table[encode(TEXT)].numpy())
+    assert at.radio(key="weights").value == "init"
 
 
 def neighbour_numbers(positions: np.ndarray) -> tuple[float, float]:

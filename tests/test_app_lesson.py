@@ -192,7 +192,7 @@ CODE_SETTINGS = {"context_length": 4, "emb_dim": 12, "seed": 7, "stride": 3, "wi
 def set_code_settings(at: AppTest) -> AppTest:
     ok(at.slider(key="context_length").set_value(CODE_SETTINGS["context_length"]).run())
     ok(at.slider(key="emb_dim").set_value(CODE_SETTINGS["emb_dim"]).run())
-    ok(at.number_input(key="seed").set_value(CODE_SETTINGS["seed"]).run())
+    ok(at.text_input(key="seed_box").set_value(str(CODE_SETTINGS["seed"])).run())
     ok(at.slider(key="stride").set_value(CODE_SETTINGS["stride"]).run())
     return ok(at.slider(key="window").set_value(CODE_SETTINGS["window"]).run())
 
@@ -353,7 +353,7 @@ def test_lecture_hides_stride_and_seed_but_keeps_their_values(
     at = set_code_settings(ok(app_test()))  # T=4, d=12, seed 7, stride 3, window 1
     ok(at.toggle(key="lecture").set_value(True).run())
     assert "stride" not in [slider.key for slider in at.slider]
-    assert "seed" not in [number.key for number in at.number_input]
+    assert "seed_box" not in [box.key for box in at.text_input]
     assert params(at)["seed"] == "7" and params(at)["stride"] == "3"
     for _ in range(6):  # to slide 7: the three panels
         ok(at.button(key="step_next").click().run())
@@ -363,7 +363,7 @@ def test_lecture_hides_stride_and_seed_but_keeps_their_values(
 
     ok(at.toggle(key="lecture").set_value(False).run())
     assert at.slider(key="stride").value == 3
-    assert at.number_input(key="seed").value == 7
+    assert at.text_input(key="seed_box").value == "7"
     assert_panels_equal(panels(at, decode_array), expected)
 
 

@@ -335,7 +335,7 @@ def test_gpt2_script_reads_the_same_tensors_bit_for_bit(
     assert torch.equal(saved["batch"][1], torch.from_numpy(wpe[:4]))
     assert "token_embeddings: torch.Size([8, 4, 768])" in stdout
     # Pinned to the commit, and never the other 390 MB of the model.
-    assert all(f"/resolve/{COMMIT}/" in p for p, _ in gpt2_hub.requests if "/resolve/" in p)
+    assert all(f"/resolve/{COMMIT}/" in r.path for r in gpt2_hub.on("hub"))
     header = gpt2_blob.offsets["h.0.attn.bias"][0]  # the first tensor starts after the header
     assert gpt2_hub.cdn_bytes() == header + (1024 + 50257) * 768 * 4
 

@@ -13,8 +13,15 @@ import pytest
 import torch
 from reference import book_window, tiktoken_gpt2
 
+from posviz.config import Settings
 from posviz.embeddings import SeededEmbeddings
-from posviz.export import figure_html, matrices_csv, matrices_npy, spreadsheet_safe
+from posviz.export import (
+    download_name,
+    figure_html,
+    matrices_csv,
+    matrices_npy,
+    spreadsheet_safe,
+)
 from posviz.pipeline import WindowEmbeddings, embed_window
 from posviz.plots.heatmaps import embeddings_figure
 from posviz.tokenizer import encode, token_labels
@@ -55,7 +62,7 @@ def test_csv_rows_hold_exact_float32_values(window: WindowEmbeddings) -> None:
     shown = replace(window, token_texts=texts)
     rows = list(csv.reader(io.StringIO(matrices_csv(shown).decode("utf-8"))))
     header, body = rows[0], rows[1:]
-    assert header == ["matrix", "position", "token", "token_id"] + [
+    assert header == ["matrix", "position", "token", "token_id", "token_shown"] + [
         f"dim_{j}" for j in range(EMB_DIM)
     ]
     assert len(body) == 3 * len(TOKEN_IDS)
@@ -65,12 +72,57 @@ def test_csv_rows_hold_exact_float32_values(window: WindowEmbeddings) -> None:
         assert row[0] == ("token", "position", "input")[which]
         assert int(row[1]) == position
         assert int(row[3]) == TOKEN_IDS[position]
-        values = np.array([np.float32(float(v)) for v in row[4:]], dtype=np.float32)
+        values = np.array([np.float32(float(v)) for v in row[5:]], dtype=np.float32)
         assert np.array_equal(values, matrices[which][position].numpy())  # bit for bit
-    assert [row[2] for row in body[:5]] == ["I", "␣HAD", '\'=HYPERLINK("x")', "I", '"a",\nb']
+    assert [row[4] for row in body[:5]] == ["I", "␣HAD", '\'=HYPERLINK("x")', "I", '"a",\nb']
     for row, expected in zip(body[5:10], book_matrices()[1], strict=True):
-        values = np.array([np.float32(float(v)) for v in row[4:]], dtype=np.float32)
+        values = np.array([np.float32(float(v)) for v in row[5:]], dtype=np.float32)
         assert np.array_equal(values, expected.numpy())
+
+
+def test_csv_token_column_is_the_tokens_own_text() -> None:
+    """The token's text as tiktoken decodes it (spaces and newlines as they are); the page's
+    visible form beside it; a token holding part of a character as its bytes."""
+    tables = SeededEmbeddings.create(seed=SEED, emb_dim=EMB_DIM)
+    encoding = tiktoken_gpt2()
+    token_ids = [*encoding.encode(" the rose\n=1"), 12520]  # 12520: the first bytes of an emoji
+    window = embed_window(tables, token_ids, context_length=16, scheme="learned")
+    rows = list(csv.reader(io.StringIO(matrices_csv(window).decode("utf-8"))))[1:]
+    raw = encoding.decode_single_token_bytes(12520)
+    with pytest.raises(UnicodeDecodeError):
+        raw.decode("utf-8")  # a space and half a character
+    want = [encoding.decode([t]) for t in token_ids[:-1]] + [
+        raw.decode("utf-8", "backslashreplace")
+    ]
+    want = ["'" + w if w.startswith("=") else w for w in want]
+    assert [row[2] for row in rows[: len(token_ids)]] == want
+    assert [row[2] for row in rows[: len(token_ids)]][:3] == [" the", " rose", "\n"]
+    assert rows[len(token_ids) - 1][2] == " \\xf0\\x9f"
+    assert [row[4] for row in rows[:3]] == ["␣the", "␣rose", "↵"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "name"),
+    [
+        pytest.param(Settings(), "posviz_T16_d64_seed123_w0.csv", id="defaults"),
+        pytest.param(
+            Settings(context_length=8, emb_dim=256, seed=7, window=2),
+            "posviz_T8_d256_seed7_w2.csv",
+            id="book",
+        ),
+        pytest.param(
+            Settings(scheme="sinusoidal", stride=4, context_length=8),
+            "posviz_T8_d64_seed123_sinusoidal_stride4_w0.csv",
+            id="scheme-and-stride",
+        ),
+        pytest.param(
+            Settings(weights="gpt2", emb_dim=768, seed=99), "posviz_T16_d768_gpt2_w0.csv", id="gpt2"
+        ),
+    ],
+)
+def test_download_names_carry_the_settings(settings: Settings, name: str) -> None:
+    assert download_name(settings, "csv") == name
+    assert download_name(settings, "npy") == name.removesuffix(".csv") + ".npy"
 
 
 @pytest.mark.parametrize(

@@ -39,7 +39,9 @@ TOKENS = TableSpec("wte.weight", (VOCAB, D))
 POSITIONS = TableSpec("wpe.weight", (CONTEXT, D))
 SHAPES = {"h.0.mlp.c_fc.weight": (D, 4 * D), "wpe.weight": (CONTEXT, D), "wte.weight": (VOCAB, D)}
 TIMEOUT = 30.0  # seconds: a working loopback server answers in milliseconds, even under load
-SILENCE = 1.0  # seconds: how long a test lets a silent server stay silent
+QUICK = {"timeout": 0.75, "first_byte_timeout": 0.25}  # a silent server's test is short
+
+pytestmark = pytest.mark.usefixtures("hub_online")
 
 
 @pytest.fixture
@@ -60,13 +62,12 @@ def store_for(
     cache: Path,
     *,
     offline: bool = False,
-    timeout: float = TIMEOUT,
     **source: object,
 ) -> Gpt2Store:
     endpoint = hub.endpoint if hub else "http://127.0.0.1:9"
     return Gpt2Store(
         cache_dir=cache,
-        source=HubFile(endpoint=endpoint, timeout=timeout, offline=offline, **source),  # type: ignore[arg-type]
+        source=HubFile(endpoint=endpoint, offline=offline, **{"timeout": TIMEOUT, **source}),  # type: ignore[arg-type]
         token_table=TOKENS,
         position_table=POSITIONS,
     )
@@ -75,11 +76,7 @@ def store_for(
 def tensor_downloads(hub: FakeHub, blob: Blob, name: str) -> int:
     """How many times the CDN was asked for bytes starting at tensor ``name``."""
     begin = blob.offsets[name][0]
-    return sum(
-        1
-        for path, r in hub.requests
-        if path.startswith("/cdn/") and r and r.startswith(f"bytes={begin}-")
-    )
+    return sum(1 for r in hub.on("cdn") if r.range and r.range.startswith(f"bytes={begin}-"))
 
 
 def test_tables_are_the_served_tensors_exactly(hub: FakeHub, blob: Blob, tmp_path: Path) -> None:
@@ -153,7 +150,9 @@ def test_other_dtypes_are_refused(tmp_path: Path) -> None:
         store_for(hub, tmp_path / "cache").positions()
 
 
-def test_http_errors_are_named_and_nothing_is_cached(blob: Blob, tmp_path: Path) -> None:
+def test_http_errors_are_named_and_nothing_is_cached(
+    blob: Blob, tmp_path: Path, retry_waits: list[float]
+) -> None:
     with serve(blob.path, cdn_status=503) as hub:
         store = store_for(hub, tmp_path / "cache")
         with pytest.raises(Gpt2Unavailable, match=r"could not be downloaded: .*HTTP 503"):
@@ -166,8 +165,8 @@ def test_a_silent_server_leaves_no_half_file(blob: Blob, tmp_path: Path) -> None
         store = store_for(hub, tmp_path / "cache")
         store.positions()
         hub.silent_cdn = True
-        with pytest.raises(Gpt2Unavailable, match=r"no answer within 1 s"):
-            store_for(hub, tmp_path / "cache", timeout=SILENCE).tables()
+        with pytest.raises(Gpt2Unavailable, match=r"cannot be reached .*nothing for 0.75 s in all"):
+            store_for(hub, tmp_path / "cache", **QUICK).tables()
     assert sorted(p.name for p in (store.root / COMMIT).iterdir()) == [
         "manifest.json",
         "wpe.weight.f32",

@@ -188,15 +188,33 @@ def test_empty_text_gets_a_prompt(app_test: Callable[..., AppTest], text: str) -
 @pytest.mark.parametrize(
     "size", [pytest.param(APP_LIMIT + 1, id="limit+1"), pytest.param(1_000_000, id="1MB")]
 )
-def test_too_long_paste_says_the_limit(app_test: Callable[..., AppTest], size: int) -> None:
-    """The browser's text area cuts a paste at max_chars without a word; the app must say so."""
-    at = app_test()
-    at.text_area(key="text").set_value(("The Verdict. " * (size // 13 + 1))[:size]).run()
+@pytest.mark.parametrize("key", ["text", "compare_text"])
+def test_too_long_paste_keeps_the_first_25000_characters_and_says_so(
+    app_test: Callable[..., AppTest], size: int, key: str
+) -> None:
+    """What a client sends past the limit is cut on the server (the boxes have no max_chars:
+    in the browser that refuses an oversize paste whole), kept in the box, and named."""
+    at = app_test(query={"compare": "The man bites the dog"} if key == "compare_text" else None)
+    text = ("The Verdict. " * (size // 13 + 1))[:size]
+    at.text_area(key=key).set_value(text).run()
     assert not at.exception
+    assert at.text_area(key=key).value == text[:APP_LIMIT]
     shown = messages(at)
-    assert any("25,000" in m or "25000" in m for m in shown), (
-        f"a {size:,}-character paste shows no limit message; messages: {shown}"
-    )
+    cut = [m for m in shown if f"had {size:,} characters" in m]
+    assert len(cut) == 1 and f"keeps the first {APP_LIMIT:,}" in cut[0], shown
+    at.text_area(key=key).set_value("A rose is a rose.").run()  # a new text: no message
+    assert not any("characters: posviz keeps" in m for m in messages(at))
+
+
+def test_a_text_at_the_limit_is_taken_whole_without_a_message(
+    app_test: Callable[..., AppTest],
+) -> None:
+    at = app_test()
+    text = ("The Verdict. " * 2000)[:APP_LIMIT]
+    at.text_area(key="text").set_value(text).run()
+    assert not at.exception
+    assert at.text_area(key="text").value == text
+    assert not any("posviz keeps the first" in m for m in messages(at))
 
 
 def test_thousands_of_windows(app_test: Callable[..., AppTest]) -> None:

@@ -123,3 +123,21 @@ def test_cpu_of_the_main_thread_is_part_of_the_process_cpu() -> None:
     pid = os.getpid()
     main_thread = loadtest.cpu_seconds(pid, pid)  # /proc/<pid>/task/<pid>/stat
     assert 0 < main_thread <= loadtest.cpu_seconds(pid)
+
+
+def test_explore_plans_are_big_views_that_change_every_step() -> None:
+    """explore_plan raises if a step leaves the chart unchanged or the view invalid."""
+    steps = loadtest.explore_plan(0)
+    views = [step.view for step in steps]
+    assert len(steps) == 12
+    assert max(v.context_length for v in views) == 1024 and max(v.emb_dim for v in views) == 768
+    assert {v.scheme for v in views} == set(SCHEMES)
+    assert all(len(v.text) > 5_000 for v in views)
+
+
+def test_the_word_order_pair_is_a_reordering_of_the_first_window() -> None:
+    query, _ = loadtest.explore_word_order(0)
+    first = token_ids(query["text"])[: int(query["context_length"])]
+    second = token_ids(query["compare"])
+    assert sorted(first) == sorted(second) and first != second
+    assert len(query["text"]) > 24_000

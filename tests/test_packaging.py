@@ -143,7 +143,10 @@ def test_installed_posviz_works_from_another_folder(tmp_path: Path) -> None:
     )
     np.testing.assert_array_equal(np.load(elsewhere / "m.npy"), np.stack(expected))
     rows = (elsewhere / "m.csv").read_text(encoding="utf-8").splitlines()
-    assert rows[0].startswith("matrix,position,token,token_id,dim_0,") and len(rows) == 1 + 12
+    assert (
+        rows[0].startswith("matrix,position,token,token_id,token_shown,dim_0,")
+        and len(rows) == 1 + 12
+    )
 
     port = free_port()
     app = subprocess.Popen(
@@ -165,5 +168,9 @@ def test_installed_posviz_works_from_another_folder(tmp_path: Path) -> None:
         assert not run.errors, run.errors
         assert any("effort" in body for body in run.markdown), run.markdown
         assert _refuses_rebinding(port), "posviz app ran without its packaged settings"
+        # `posviz app` became the server (exec): stopping its PID stops Streamlit, no orphan.
+        cmdline = Path(f"/proc/{app.pid}/cmdline").read_bytes().split(b"\0")
+        assert b"streamlit" in cmdline and b"run" in cmdline, cmdline
     finally:
         stop_process(app)
+    assert app.poll() is not None

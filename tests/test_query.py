@@ -414,3 +414,13 @@ def test_an_unknown_tab_is_ignored_with_a_notice(raw: str) -> None:
 def test_writing_an_unknown_tab_is_a_bug() -> None:
     with pytest.raises(ValueError, match="tab must be one of"):
         query_from_settings(Settings(), tab="plots")
+
+
+@pytest.mark.parametrize("off", ["0", "false", "off", "OFF"])
+def test_lecture_off_wins_over_a_step(off: str) -> None:
+    link = read_link({"lecture": off, "step": "3"})
+    assert (link.lecture, link.step) == (False, None)
+    assert link.notices == (
+        "step: '3' is a lecture step and lecture=0 turns lecture mode off; showing the whole page",
+    )
+    assert read_link({"step": "3", "lecture": "1"}) == Link(Settings(), True, (), 3)

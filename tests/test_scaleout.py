@@ -136,7 +136,7 @@ def test_balancer_serves_the_app_with_the_books_numbers(cluster: Cluster) -> Non
         assert run.chart is not None
         assert chart_problems(run.chart, VIEW) == []
         assert chip_problems(run.markdown, VIEW) == []
-        moved = session.change("seed", 8)  # a rerun over the same websocket
+        moved = session.change("seed_box", "8")  # a rerun over the same websocket
         assert not moved.errors, moved.errors
         assert moved.chart is not None
         assert chart_problems(moved.chart, View(**{**VIEW.__dict__, "seed": 8})) == []

@@ -217,7 +217,7 @@ def test_valid_params_restore_the_view(
     assert at.slider(key="emb_dim").value == emb_dim
     assert at.slider(key="context_length").value == context_length
     assert at.slider(key="stride").value == stride
-    assert int(at.number_input(key="seed").value) == seed
+    assert int(at.text_input(key="seed_box").value) == seed
     token_ids = encode(text)
     n = min(len(token_ids), context_length)
     token_weight, pos_weight = book_tables(seed, emb_dim, context_length)

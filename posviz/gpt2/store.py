@@ -14,8 +14,9 @@ only those rows from disk, so the 154 MB token table does not become resident me
 Offline first: :meth:`Gpt2Store.tables` uses the cache without touching the network when it
 holds the revision asked for; :meth:`Gpt2Store.fetch` (``python -m posviz --fetch-gpt2``)
 always asks the Hub which commit the revision points to and downloads what is missing.
-Downloads hold a lock (threads of this process, and other processes through ``flock``), so
-sessions that ask at the same time download once; those that wait see the same progress.
+Downloads hold a lock (threads of this process, and other processes through
+``filelock``), so sessions that ask at the same time download once; those that wait see the
+same progress.
 
 The cache folder is ``POSVIZ_CACHE_DIR``, else ``$XDG_CACHE_HOME/posviz``, else
 ``~/.cache/posviz``.
@@ -39,6 +40,7 @@ from urllib.parse import quote
 
 import numpy as np
 import torch
+from filelock import FileLock
 
 from posviz.gpt2.hub import (
     HubError,
@@ -48,11 +50,6 @@ from posviz.gpt2.hub import (
     RemoteSafetensors,
     open_safetensors,
 )
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: threads of one process are still locked
-    fcntl = None  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -297,7 +294,7 @@ class Gpt2Store:
             raise
         except HubError as error:
             raise Gpt2Unavailable(
-                f"GPT-2's trained tables could not be downloaded: {error}"
+                f"GPT-2's trained tables could not be downloaded: {error}. {_FETCH_HINT}"
             ) from error
 
     def _not_cached_message(self) -> str:
@@ -429,17 +426,19 @@ class Gpt2Store:
 
 @contextlib.contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
-    """An exclusive ``flock`` on ``path``: other processes (a CLI fetch, other app workers)
-    wait instead of downloading the same bytes."""
+    """An exclusive ``filelock.FileLock`` on ``path`` (``flock`` on Linux and macOS,
+    ``msvcrt`` on Windows, as ``huggingface_hub`` locks its cache): other processes (a CLI
+    fetch, other app workers) wait instead of downloading the same bytes."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle = path.open("a")
+        lock = FileLock(path)
+        lock.acquire()
     except OSError as error:
         raise HubError(_cannot_write(path.parent, error)) from error
-    with handle:
-        if fcntl is not None:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+    try:
         yield
+    finally:
+        lock.release()
 
 
 def _cannot_write(folder: Path, error: OSError) -> str:

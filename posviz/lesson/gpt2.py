@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from posviz.config import Weights
+from posviz.config import Scheme, Weights
+from posviz.lesson.schemes import SCHEME_LABELS
 from posviz.similarity import NeighbourSimilarity
 
 WEIGHTS_LABELS: Final[dict[Weights, str]] = {
@@ -31,7 +32,18 @@ SEED_NO_EFFECT: Final = "The seed has no effect on trained weights: nothing is r
 TRAINED_FIXES: Final = (
     "GPT-2's trained tables fix d = 768 and the learned scheme; the seed has no effect."
 )
-FALLBACK: Final = "Showing the book's random init instead."
+
+
+def fallback_sentence(emb_dim: int, seed: int, scheme: Scheme) -> str:
+    """What the page shows when GPT-2's tables cannot be: the random init the user had.
+
+    >>> fallback_sentence(32, 5, "rope")
+    "Showing the book's random init instead (d = 32, seed 5, scheme RoPE (rotary, Llama))."
+    """
+    return (
+        f"Showing the book's random init instead (d = {emb_dim}, seed {seed}, scheme "
+        f"{SCHEME_LABELS[scheme]})."
+    )
 
 
 def source_caption(commit: str, n: int) -> str:
