@@ -1,4 +1,5 @@
-"""Regenerate the README screenshots from the running app: ``python docs/screenshots.py``.
+"""Regenerate the README screenshots from the running app: ``python docs/screenshots.py``
+(or only some: ``python docs/screenshots.py geometry distance``).
 
 Starts ``streamlit run app.py`` on 127.0.0.1 (``devtools.server.start_server``), opens it in
 Debian's headless Chromium (Playwright, no ``playwright install``), one screen size per picture
@@ -12,7 +13,10 @@ Debian's headless Chromium (Playwright, no ``playwright install``), one screen s
 * screenshot.png: the default view at 1280 x 800 (a laptop), the whole page;
 * rope.png: the RoPE scheme at 1024 x 768 with the sidebar open, the whole page;
 * phone.png: a 390 x 844 phone (an iPhone's User-Agent), panels stacked, the whole page;
-* similarity.png: the Similarity tab at 1280 x 800, the whole page.
+* similarity.png: the Similarity tab at 1280 x 800, the whole page;
+* geometry.png: the Geometry tab's chart at 1280 x 800, the sinusoidal table (T = 64, d = 64)
+  beside the book's random init;
+* distance.png: the Distance & length tab's chart at 1280 x 800 (T = 64, 16 positions past it).
 
 A whole page is taken by making the window as tall as Streamlit's main section (it scrolls
 inside that section). Waits are for page conditions, never for time.
@@ -50,6 +54,12 @@ IDLE = """(marker) => document.fonts.status === 'loaded'
     && document.body.innerText.includes(marker)
     && !document.querySelector('[data-stale="true"]')
     && !document.querySelector('[data-testid="stStatusWidget"]')"""
+# True once a Geometry or Distance chart is drawn with its 3D `scenes` (by name) ready.
+SHAPE_DRAWN = """([selector, scenes]) => {
+    const gd = document.querySelector(selector);
+    return !!gd && !!gd._fullLayout && scenes.every(name => gd._fullLayout[name]
+        && gd._fullLayout[name]._scene && gd._fullLayout[name]._scene.glplot);
+}"""
 LESSON = "largest difference"  # the lesson sentence above the Embeddings chart
 CONTENT_HEIGHT = """() => {
     const main = document.querySelector('[data-testid="stMain"]') || document.body;
@@ -121,6 +131,36 @@ def phone_view(page: Any, url: str) -> Path:
     return capture(page, "phone.png", LESSON)
 
 
+def shape_chart(page: Any, url: str, query: str, key: str, marker: str) -> Path:
+    """The chart of the Geometry or Distance tab (``key``), once the page shows ``marker``."""
+    page.goto(f"{url}/?{query}")
+    scenes = ["scene", "scene2"] if key == "geometry" else []
+    selector = f".st-key-{key} .js-plotly-plot"
+    page.wait_for_function(SHAPE_DRAWN, arg=[selector, scenes], timeout=TIMEOUT)
+    page.wait_for_function(IDLE, arg=marker, timeout=TIMEOUT)
+    page.mouse.move(0, 0)  # no hover labels or modebar in the picture
+    size = page.viewport_size  # as tall as the page, so the whole chart is drawn on screen
+    page.set_viewport_size({"width": size["width"], "height": int(page.evaluate(CONTENT_HEIGHT))})
+    page.wait_for_function(SHAPE_DRAWN, arg=[selector, scenes], timeout=TIMEOUT)
+    page.wait_for_function(IDLE, arg=marker, timeout=TIMEOUT)
+    path = DOCS / f"{key}.png"
+    page.locator(f".st-key-{key}").screenshot(path=str(path), type="png")
+    page.set_viewport_size(size)
+    if path.stat().st_size > MAX_BYTES:
+        raise SystemExit(f"{path} is {path.stat().st_size:,} bytes; keep it under {MAX_BYTES:,}")
+    return path
+
+
+def geometry_view(page: Any, url: str) -> Path:
+    query = "tab=geometry&scheme=sinusoidal&context_length=64"
+    return shape_chart(page, url, query, "geometry", "trace a curve")
+
+
+def distance_view(page: Any, url: str) -> Path:
+    query = "tab=distance&context_length=64"
+    return shape_chart(page, url, query, "distance", "come from the formulas")
+
+
 # Each picture: how it is taken, the window (CSS px), and whether the browser is a phone.
 SHOTS: tuple[tuple[Callable[[Any, str], Path], int, int, bool], ...] = (
     (lecture_view, 1920, 1080, False),
@@ -129,17 +169,23 @@ SHOTS: tuple[tuple[Callable[[Any, str], Path], int, int, bool], ...] = (
     (rope_view, 1024, 768, False),
     (phone_view, 390, 844, True),
     (similarity_view, 1280, 800, False),
+    (geometry_view, 1280, 800, False),
+    (distance_view, 1280, 800, False),
 )
 
 
-def main() -> None:
+def main(names: list[str]) -> None:
+    """Take every picture of :data:`SHOTS`, or those whose file names start with ``names``."""
+    shots = [shot for shot in SHOTS if not names or shot[0].__name__.split("_")[0] in names]
+    if not shots:
+        raise SystemExit(f"no picture named {' or '.join(names)}")
     server = start_server()
     url = server.url
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
             try:
-                for shoot, width, height, phone in SHOTS:
+                for shoot, width, height, phone in shots:
                     options: dict[str, Any] = {
                         "viewport": {"width": width, "height": height},
                         "device_scale_factor": 1,
@@ -158,4 +204,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

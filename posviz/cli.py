@@ -12,9 +12,13 @@ Example (the book's section 2.8 batch, first window, as a page for slides)::
         --context-length 4 --emb-dim 256 --seed 123 --stride 4 --window 0 \\
         --scheme learned --out fig.html
 
-``--out`` writes ``.html`` (standalone, works offline) or ``.png`` (needs kaleido 1.x and a
-Chrome or Chromium; kaleido finds ``/usr/bin/chromium``, or set ``BROWSER_PATH``).
-``--view similarity`` draws the cosine-similarity view instead of the embeddings.
+``--out`` writes ``.html`` (standalone, works offline), ``.json`` (the Plotly figure, for
+``plotly.io.from_json``) or ``.png`` (needs kaleido 1.x and a Chrome or Chromium; kaleido
+finds ``/usr/bin/chromium``, or set ``BROWSER_PATH``).
+``--view similarity`` draws the cosine-similarity view instead of the embeddings;
+``--view geometry`` the positional table's principal components beside a contrasting table
+(:mod:`posviz.geometry`); ``--view distance`` the cosine of positions ``i`` and ``i + k`` per
+scheme, ``--beyond E`` positions past the context length (:mod:`posviz.distance`).
 ``--csv`` and ``--npy`` write the three matrices (see :mod:`posviz.export`), ``--print-code``
 prints the reproduction script (see :mod:`posviz.codegen`) to standard output.
 ``--compare TEXT`` (compare mode, optionally ``--causal``) compares the window with a second
@@ -65,21 +69,27 @@ from posviz.config import (
     for_weights,
     validate,
 )
+from posviz.distance import MAX_BEYOND, DistanceError, build_distance
 from posviz.embeddings import TorchFillError
-from posviz.export import figure_html, matrices_csv, matrices_npy
+from posviz.export import figure_html, figure_json, matrices_csv, matrices_npy
+from posviz.geometry import build_geometry
 from posviz.gpt2.hub import HubError, HubFile, Progress
 from posviz.gpt2.store import Gpt2Store
 from posviz.lesson.repeats import lesson_sentence, similarity_sentence
 from posviz.lesson.word_order import summary_lines
 from posviz.pipeline import EmbeddingTables
+from posviz.plots.distance import distance_figure
+from posviz.plots.geometry import geometry_figure
 from posviz.plots.heatmaps import embeddings_figure, similarity_figure
 from posviz.plots.word_order import compare_figure
 from posviz.repeats import repeat_facts
 from posviz.similarity import similarity_facts
 from posviz.tokenizer import TokenizerDataError
-from posviz.view import TablesFor, build_view, build_word_order, seeded_tables
+from posviz.view import TablesFor, View, build_view, build_word_order, seeded_tables
 
 _PROG = "python -m posviz"
+VIEWS = ("embeddings", "similarity", "compare", "geometry", "distance")
+_FIGURE_SUFFIXES = (".html", ".htm", ".json", ".png")
 _APP_HELP = """usage: posviz app [streamlit run options]
 
 Start posviz's app in the browser (Streamlit), from any folder: the same page as
@@ -170,10 +180,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--view",
-        choices=("embeddings", "similarity", "compare"),
+        choices=VIEWS,
         default="embeddings",
-        help="the three embedding matrices, the cosine similarity between positions, or "
-        "(with --compare) the two texts through self-attention",
+        help="the three embedding matrices, the cosine similarity between positions, "
+        "(with --compare) the two texts through self-attention, the geometry of the "
+        "positional table, or similarity against distance per scheme",
+    )
+    parser.add_argument(
+        "--beyond",
+        type=int,
+        default=None,
+        metavar="E",
+        help=f"--view distance: positions past the context length, 0-{MAX_BEYOND} "
+        "(default: a quarter of T)",
     )
     parser.add_argument(
         "--compare",
@@ -274,9 +293,27 @@ def _tables(store: Gpt2Store) -> TablesFor:
     return tables
 
 
+def _shape_figure(
+    args: argparse.Namespace, view: View, tables: EmbeddingTables
+) -> go.Figure | None:
+    """The geometry or distance figure (``None`` for the other views), from the view's
+    tables and the book's seeded ones for the random init."""
+    if args.view == "geometry":
+        geometry = build_geometry(view, tables=lambda _: tables, init_tables=seeded_tables)
+        return geometry_figure(geometry, lecture=args.lecture)
+    if args.view == "distance":
+        distance = build_distance(
+            view, beyond=args.beyond, tables=lambda _: tables, init_tables=seeded_tables
+        )
+        return distance_figure(distance, lecture=args.lecture)
+    return None
+
+
 def _figure_bytes(figure: go.Figure, out: Path, width: int) -> bytes:
     if out.suffix.lower() in (".html", ".htm"):
         return figure_html(figure)
+    if out.suffix.lower() == ".json":
+        return figure_json(figure)
     try:
         image: bytes = pio.to_image(figure, format="png", width=width)
     except Exception as error:  # kaleido missing, or no Chrome: say what to install
@@ -342,8 +379,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if args.view == "compare" and not args.compare:
         parser.error("--view compare needs --compare TEXT (the second text)")
-    if args.out is not None and args.out.suffix.lower() not in (".html", ".htm", ".png"):
-        parser.error(f"--out must end in .html or .png, got {str(args.out)!r}")
+    if args.out is not None and args.out.suffix.lower() not in _FIGURE_SUFFIXES:
+        parser.error(f"--out must end in .html, .json or .png, got {str(args.out)!r}")
+    if args.beyond is not None and args.view != "distance":
+        parser.error("--beyond is for --view distance (positions past the context length)")
     if not 100 <= args.width <= 10_000:
         parser.error(f"--width must be from 100 to 10000 pixels, got {args.width}")
     settings = _settings(args, parser)
@@ -367,7 +406,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         comparison = (
             build_word_order(view, tables=lambda _: tables) if settings.compare_text else None
         )
-    except SettingsError as error:
+        shape = _shape_figure(args, view, tables) if args.out is not None else None
+    except (SettingsError, DistanceError) as error:
         parser.error(str(error))
     except (TokenizerDataError, TorchFillError) as error:  # damaged files, or another torch
         _fail(str(error))
@@ -390,6 +430,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if comparison.with_positions is None:
                 _fail(f"no compare figure: {summary_lines(comparison)[0]}")
             figure = compare_figure(comparison, lecture=args.lecture)
+        elif shape is not None:
+            figure = shape
         elif args.view == "similarity":
             figure = similarity_figure(window, lecture=args.lecture)
         else:

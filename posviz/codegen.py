@@ -29,6 +29,7 @@ from typing import Final
 
 from posviz.attention import ATTENTION_SEED
 from posviz.batching import Batch
+from posviz.codegen_shapes import CodeView, shapes_part
 from posviz.compare import match_permutation
 from posviz.config import GPT2_VOCAB_SIZE, Scheme, Settings, SettingsError
 from posviz.schemes import ROPE_BASE, SINUSOIDAL_BASE
@@ -344,10 +345,20 @@ def _compare(settings: Settings, batch: Batch) -> str:
     )
 
 
-def reproduction_script(settings: Settings, *, gpt2_revision: str = "main") -> str:
+def reproduction_script(
+    settings: Settings,
+    *,
+    gpt2_revision: str = "main",
+    view: CodeView = "embeddings",
+    beyond: int | None = None,
+) -> str:
     """A self-contained Python script (torch and tiktoken only) that recreates exactly the
     batch and the token, position and input matrices posviz shows for ``settings``, prints
     their shapes as section 2.8 does and, in compare mode, the self-attention comparison.
+
+    ``view="geometry"`` or ``"distance"`` adds the numbers of that tab (see
+    :mod:`posviz.codegen_shapes`; ``beyond``: the Distance tab's positions past the context
+    length, default its default).
 
     With ``weights="gpt2"`` the script reads GPT-2's trained tables from the Hub at
     ``gpt2_revision`` (pass the commit the page shows, so the script reads the same tensors)
@@ -371,6 +382,8 @@ def reproduction_script(settings: Settings, *, gpt2_revision: str = "main") -> s
     )
     if settings.compare_text:
         summary += f", compare mode (causal={settings.causal})"
+    if view != "embeddings":
+        summary += f", and the {view} view"
     values = (
         f"text = {text_literal(text)}\n"
         f"context_length = {settings.context_length}  # T, the book's max_length\n"
@@ -401,4 +414,5 @@ def reproduction_script(settings: Settings, *, gpt2_revision: str = "main") -> s
         + _SCHEMES[settings.scheme].format(sinusoidal_base=SINUSOIDAL_BASE)
         + _FOOTER
         + _compare(settings, batch)
+        + shapes_part(settings, view=view, beyond=beyond)
     )

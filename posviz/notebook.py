@@ -8,6 +8,8 @@ The explicit calls read as the book does (``build_view``, then a figure builder)
     posviz.show("A rose is a rose is a rose.", view="similarity")            # cosine similarity
     posviz.show("The dog bites the man", compare_text="The man bites the dog",
                 view="word_order")                                           # self-attention
+    posviz.show(context_length=256, scheme="sinusoidal", view="geometry")    # helix or cloud
+    posviz.show(context_length=64, view="distance", beyond=32)              # cosine by distance
 
 >>> figure = show("A rose is a rose", context_length=8, emb_dim=16)
 >>> [trace.type for trace in figure.data], figure.data[0].z.shape
@@ -21,11 +23,15 @@ from typing import Literal
 import plotly.graph_objects as go
 
 from posviz.config import Settings, SettingsError
+from posviz.distance import build_distance
+from posviz.geometry import build_geometry
+from posviz.plots.distance import distance_figure
+from posviz.plots.geometry import geometry_figure
 from posviz.plots.heatmaps import embeddings_figure, similarity_figure
 from posviz.plots.word_order import compare_figure
 from posviz.view import build_view, build_word_order
 
-NotebookView = Literal["embeddings", "similarity", "word_order"]
+NotebookView = Literal["embeddings", "similarity", "word_order", "geometry", "distance"]
 
 
 def show(
@@ -37,11 +43,13 @@ def show(
 ) -> go.Figure:
     """The figure of ``view`` for ``text`` and ``settings`` (any other field of
     :class:`~posviz.config.Settings`: ``context_length``, ``emb_dim``, ``seed``, ``scheme``,
-    ``window``, ``compare_text``...), with the book's seeded tables.
+    ``window``, ``compare_text``...; for ``view="distance"`` also ``beyond``, positions past
+    the context length), with the book's seeded tables.
 
     Raises :class:`~posviz.config.SettingsError` for a value out of range, a window the text
     does not have, an empty text, and a Word-order view without a reordered second text.
     """
+    beyond = settings.pop("beyond", None) if view == "distance" else None
     chosen = build_view(Settings(text=text, **settings), strict=True)  # type: ignore[arg-type]
     if chosen.embeddings is None:
         raise SettingsError("the text is empty: give show() some text")
@@ -57,4 +65,11 @@ def show(
                 f"(got status {comparison.status!r})"
             )
         return compare_figure(comparison, lecture=lecture)
-    raise SettingsError(f"view must be embeddings, similarity or word_order, got {view!r}")
+    if view == "geometry":
+        return geometry_figure(build_geometry(chosen), lecture=lecture)
+    if view == "distance":
+        distance = build_distance(chosen, beyond=beyond)  # type: ignore[arg-type]
+        return distance_figure(distance, lecture=lecture)
+    raise SettingsError(
+        f"view must be embeddings, similarity, word_order, geometry or distance, got {view!r}"
+    )

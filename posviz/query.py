@@ -14,6 +14,8 @@ ever evaluated.
 (4, True)
 >>> read_link({"lecture": "0", "step": "3"}).lecture
 False
+>>> read_link({"tab": "geometry"}).tab, query_from_settings(Settings(), tab="distance")
+('geometry', {'tab': 'distance'})
 
 A text longer than :data:`MAX_TEXT_IN_URL` characters is left out of its link, and the link
 says so (``text_omitted=1``, ``compare_omitted=1``): the page it opens tells the reader that
@@ -52,9 +54,20 @@ _WHOLE_NUMBER: Final = re.compile(r"-?[0-9]{1,20}")  # ASCII digits, one optiona
 # URL parameter of each Settings field, where it is not the field's name.
 _URL_KEYS: Final = {"compare_text": "compare"}
 _OMITTED: Final = {"text": "text_omitted", "compare_text": "compare_omitted"}
+# The page's tabs as links name them (``tab=``); the first is the default, never written.
+TABS: Final = (
+    "embeddings",
+    "similarity",
+    "geometry",
+    "distance",
+    "word-order",
+    "code",
+    "download",
+)
 _KNOWN_KEYS: Final = frozenset(_URL_KEYS.get(f.name, f.name) for f in fields(Settings)) | {
     "lecture",
     "step",
+    "tab",
     *_OMITTED.values(),
 }
 STEP_COUNT: Final = len(SLIDES)  # lecture mode's slides (clicks), numbered from 1 in links
@@ -71,6 +84,7 @@ class Link:
     lecture: bool
     notices: tuple[str, ...]
     step: int | None = None  # lecture mode's slide, from 1 (one link per slide); implies lecture
+    tab: str | None = None  # one of TABS, if the link names one (None: the page's choice)
 
 
 def _one(value: str | Sequence[str]) -> str:
@@ -189,16 +203,27 @@ def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
                 f"{key}: the link was made from a text longer than {MAX_TEXT_IN_URL:,} "
                 "characters, too long for a link; this page shows the default text instead"
             )
+    tab = None
+    if "tab" in params:
+        raw = _one(params["tab"]).strip().lower()
+        if raw in TABS:
+            tab = raw
+        else:
+            notices.append(f"tab: {raw[:40]!r} is not one of {', '.join(TABS)}; ignored")
     on = lecture in _LECTURE_ON or ("step" in params and not off)
-    return Link(settings, on, tuple(notices), step if on else None)
+    return Link(settings, on, tuple(notices), step if on else None, tab)
 
 
 def query_from_settings(
-    settings: Settings, *, lecture: bool = False, step: int | None = None
+    settings: Settings,
+    *,
+    lecture: bool = False,
+    step: int | None = None,
+    tab: str | None = None,
 ) -> dict[str, str]:
     """The query parameters that restore ``settings`` (defaults left out), lecture mode and
-    its ``step`` (a slide, from 1). A text too long for a link is left out and marked as
-    left out."""
+    its ``step`` (a slide, from 1), and the open ``tab`` (one of :data:`TABS`; the first is
+    left out). A text too long for a link is left out and marked as left out."""
     default = Settings()
     params: dict[str, str] = {}
     implied = {"emb_dim", "scheme"} if settings.weights == "gpt2" else set()  # for_weights
@@ -215,6 +240,10 @@ def query_from_settings(
         params["lecture"] = "1"
         if step is not None:
             params["step"] = str(step)
+    if tab is not None and tab != TABS[0]:
+        if tab not in TABS:
+            raise ValueError(f"tab must be one of {', '.join(TABS)}, got {tab!r}")
+        params["tab"] = tab
     return params
 
 

@@ -37,6 +37,18 @@ from posviz.repeats import repeated_positions
 MAX_POSITIONS: Final = 256  # similarity rows per panel: 3 x 256 x 256 float32, about 1 MB
 
 
+def unit_rows(matrix: torch.Tensor) -> torch.Tensor:
+    """The rows of ``matrix`` ``[n, d]`` scaled to length 1, in float64; a zero row stays zero.
+
+    >>> unit_rows(torch.tensor([[3.0, 4.0], [0.0, 0.0]]))
+    tensor([[0.6000, 0.8000],
+            [0.0000, 0.0000]], dtype=torch.float64)
+    """
+    rows = matrix.to(torch.float64)  # [n, d]
+    norms = torch.linalg.vector_norm(rows, dim=1, keepdim=True)  # [n, 1]
+    return torch.where(norms > 0, rows / torch.where(norms > 0, norms, 1.0), 0.0)
+
+
 def cosine_similarity(matrix: torch.Tensor) -> torch.Tensor:
     """Cosine similarity between the rows of ``matrix`` ``[n, d]``: shape ``[n, n]``, float32.
 
@@ -49,9 +61,7 @@ def cosine_similarity(matrix: torch.Tensor) -> torch.Tensor:
     """
     if matrix.dim() != 2:
         raise ValueError(f"matrix must have shape [n, d], got {list(matrix.shape)}")
-    rows = matrix.to(torch.float64)  # [n, d]
-    norms = torch.linalg.vector_norm(rows, dim=1, keepdim=True)  # [n, 1]
-    unit = torch.where(norms > 0, rows / torch.where(norms > 0, norms, 1.0), 0.0)  # [n, d]
+    unit = unit_rows(matrix)  # [n, d]
     similarity = (unit @ unit.T).clamp(-1.0, 1.0)  # [n, n]
     return similarity.to(torch.float32)
 

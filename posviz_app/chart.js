@@ -209,6 +209,10 @@ class Chart {
         const { data, layout } = payload.figure;
         layout.width = measured.width; // Plotly need not measure the page
         layout.height ??= 450; // Plotly's default, explicit: the element is as tall
+        if (payload.fill) { // as tall as the window leaves (posviz's figures already are)
+          const { gap, min } = payload.fill_room;
+          layout.height = Math.max(measured.height - gap, min);
+        }
         this.graph.style.height = `${layout.height}px`;
         applyTheme(layout, this.parent);
         Plotly.react(this.graph, data, layout, payload.config);

@@ -5,7 +5,7 @@ room it has.
 
     show_chart(lambda canvas: embeddings_figure(window, canvas=canvas), key="embeddings")
 
-It takes a figure, or a function that builds one for a :class:`~posviz.plots._layout.Canvas`
+It takes a figure, or a function that builds one for a :class:`~posviz.plots.Canvas`
 (the chart's width, the px from its top to the window's bottom, the window's size, as the
 browser last reported them for ``key``; ``Canvas()`` until then), and mounts posviz's chart
 component: a component of ``st.components`` version 2 with inline JavaScript (``chart.js``
@@ -17,6 +17,9 @@ head). In the browser the component
 * reports its size back (``setStateValue("size", ...)``, debounced while the window is being
   resized), which reruns the page, so the next figure is laid out for it; its first figure
   waits (at most 1.5 s) for one laid out for the size it reported, so it does not jump;
+* with ``fill``, draws the figure as tall as the window leaves below it (as
+  ``st.plotly_chart(height="stretch")`` in a window-high container did), whatever height it
+  was built for: posviz's own figures are built for that height already;
 * maps Streamlit's theme colours onto what the figure leaves unset (the font stays Plotly's:
   posviz's layout is measured for it).
 
@@ -41,6 +44,7 @@ The payload (``data`` of the component, bytes)::
               "config": {...},       # Plotly's config (the PNG button's settings)
               "canvas": {...} | None,  # the size the figure was laid out for
               "fill": bool,          # the figure's height follows the window's
+              "fill_room": {"gap": px, "min": px},  # ... down to the window's bottom less gap
               "plotly": {"path": "component/.../plotly.min.js?v=4.1.1", "version": "4.1.1"},
               "buffers": [[offset, nbytes], ...]}  # offsets from the buffers' start
 
@@ -75,7 +79,7 @@ import plotly.offline
 import streamlit as st
 from streamlit.components.v1 import declare_component  # the file route only: plotly.min.js
 
-from posviz.plots._layout import UNKNOWN, Canvas, CanvasError
+from posviz.plots import CHART_BOTTOM_GAP, MIN_FILL_HEIGHT, UNKNOWN, Canvas, CanvasError
 
 FigureSource: TypeAlias = "go.Figure | Callable[[Canvas], go.Figure]"
 """A figure, or a function that builds one for the chart's canvas."""
@@ -193,6 +197,7 @@ def chart_payload(figure: go.Figure, *, canvas: Canvas, fill: bool, plotly_path:
         "config": CHART_CONFIG,
         "canvas": asdict(canvas) if canvas.measured else None,
         "fill": fill,
+        "fill_room": {"gap": CHART_BOTTOM_GAP, "min": MIN_FILL_HEIGHT},
         "plotly": {"path": plotly_path, "version": PLOTLY_JS_VERSION},
         "buffers": table,
     }

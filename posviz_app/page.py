@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from functools import wraps
-from typing import TypedDict
+from typing import Final, TypedDict, TypeVar, cast
 
 import streamlit as st
 import torch
@@ -22,6 +22,7 @@ from posviz.attention import AttentionWeights
 from posviz.batching import Batch
 from posviz.cache import BytesCache
 from posviz.codegen import BOOK_CH02_NOTEBOOK_URL, BOOK_CH02_URL, reproduction_script
+from posviz.codegen_shapes import CodeView
 from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
@@ -36,9 +37,13 @@ from posviz.config import (
     settings_from_widgets,
     widget_values,
 )
+from posviz.distance import MAX_BEYOND, build_distance, default_beyond
 from posviz.embeddings import SeededEmbeddings, TorchFillError
 from posviz.export import download_name, figure_html, matrices_csv, matrices_npy
+from posviz.geometry import build_geometry
 from posviz.gpt2.store import Gpt2Embeddings, Gpt2Store, Gpt2Unavailable
+from posviz.lesson import distance as distance_lesson
+from posviz.lesson import geometry as geometry_lesson
 from posviz.lesson.gpt2 import (
     EMB_DIM_FIXED,
     SCHEME_FIXED,
@@ -75,10 +80,19 @@ from posviz.lesson.word_order import (
     status_message,
 )
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings
+from posviz.plots import Canvas
+from posviz.plots.distance import distance_figure
+from posviz.plots.geometry import NARROWEST_CHART, geometry_figure
 from posviz.plots.heatmaps import embeddings_figure, similarity_figure, stacks
 from posviz.plots.word_order import compare_figure
 from posviz.presets import PRESETS, matching_preset
-from posviz.query import query_from_settings, read_link, seed_from_text, text_fits_in_link
+from posviz.query import (
+    TABS,
+    query_from_settings,
+    read_link,
+    seed_from_text,
+    text_fits_in_link,
+)
 from posviz.repeats import repeat_facts
 from posviz.similarity import (
     MAX_POSITIONS,
@@ -95,6 +109,15 @@ from posviz_app.chart import chart_canvas, show_chart
 
 CUSTOM = "Your own text"
 WORD_ORDER = "Word order"  # the compare tab
+TAB_LABELS: Final = dict(  # tab= in a link (posviz.query.TABS) -> the tab's label, in order
+    zip(
+        TABS,
+        ("Embeddings", "Similarity", "Geometry", "Distance & length", WORD_ORDER,
+         "Show the code", "Download"),
+        strict=True,
+    )
+)  # fmt: skip
+R = TypeVar("R")
 CHIPS_SHOWN = 64  # token chips before "and N more" (lecture mode: 24, they are larger)
 LECTURE_CHIPS_SHOWN = 24
 # One static style block, the only HTML posviz sends; it holds no user text and
@@ -159,6 +182,7 @@ torch.set_num_threads(1)
 # exploring freely within 500 MB (benchmarks/loadtest.py, scenario explore).
 TABLES_BYTES = 64 * 2**20
 ATTENTION_BYTES = 16 * 2**20  # SelfAttention_v2 weights: 7 MB at d = 768
+SHAPES_BYTES = 32 * 2**20  # Geometry / Distance results: ten tables at T = 1024, d = 768
 
 
 @st.cache_resource(show_spinner=False)
@@ -321,6 +345,8 @@ def init_state() -> list[str]:
         st.session_state["step"] = link.step - 1  # links count steps from 1
     if link.settings.compare_text:  # a link with a second text opens the compare tab
         st.session_state["view"] = WORD_ORDER
+    if link.tab is not None:  # unless it names a tab
+        st.session_state["view"] = TAB_LABELS[link.tab]
     return list(link.notices)
 
 
@@ -684,6 +710,13 @@ def move_step(delta: int) -> None:
     st.session_state["step"] = min(max(step, 0), len(SLIDES) - 1)
 
 
+def narrow(canvas: Canvas) -> bool:
+    """Whether the Geometry and Distance figures stack (a phone's layout) on ``canvas``: a
+    chart narrower than the narrowest side-by-side one they promise (a 1024-px window with the
+    sidebar open), as the browser measured it."""
+    return canvas.width is not None and canvas.width < NARROWEST_CHART
+
+
 def chart_stacks(embeddings: WindowEmbeddings, key: str) -> bool:
     """Whether chart ``key`` stacks its panels in the room it last reported (the words above
     it say "top" and "bottom" then, not "left" and "right")."""
@@ -786,6 +819,70 @@ def compare_view(view: View, tables: TablesFor, *, lecture: bool) -> None:
     explain(ATTENTION_NOTE, lecture=lecture)
 
 
+@st.cache_resource(show_spinner=False)
+def shape_cache() -> BytesCache[tuple[object, ...], object]:
+    """The Geometry and Distance views' results per positional table, for every session: a
+    table's geometry (its rows included: 3 MB at T = 1024, d = 768), its distance curve,
+    GPT-2's cosines (see posviz.geometry.Memo)."""
+    return BytesCache(max_bytes=SHAPES_BYTES, size=lambda value: getattr(value, "nbytes", 256))
+
+
+def kept(key: tuple[object, ...], compute: Callable[[], R]) -> R:
+    """:class:`posviz.geometry.Memo` over :func:`shape_cache`."""
+    return cast(R, shape_cache().get(key, compute))
+
+
+def geometry_view(view: View, tables: TablesFor) -> None:
+    """The Geometry tab: the positional table's principal components beside a contrasting
+    table, their singular values and row lengths, and what the numbers say."""
+    geometry = build_geometry(view, tables=tables, init_tables=tables_for, memo=kept)
+    explain(geometry_lesson.INTRO, lecture=False)
+    show_chart(lambda canvas: geometry_figure(geometry, stacked=narrow(canvas)), key="geometry")
+    for paragraph in geometry_lesson.sentences(geometry):
+        st.markdown(paragraph)
+    view_code(view.settings, "geometry")
+
+
+def distance_view(view: View, tables: TablesFor) -> None:
+    """The Distance & length tab: cosine of positions i and i + k per scheme, and what lies
+    past the context length."""
+    settings = view.settings
+    most = min(MAX_BEYOND, max(settings.context_length, 8))  # up to T more (at least 8)
+    if "beyond" not in st.session_state:
+        st.session_state["beyond"] = default_beyond(settings.context_length)
+    st.session_state["beyond"] = min(int(st.session_state["beyond"]), most)  # T went down
+    beyond = st.slider(
+        "Positions past the context length (E)",
+        0,
+        most,
+        key="beyond",
+        help=distance_lesson.BEYOND_HELP,
+    )
+    distance = build_distance(view, beyond=beyond, tables=tables, init_tables=tables_for, memo=kept)
+    explain(distance_lesson.INTRO, lecture=False)
+    show_chart(lambda canvas: distance_figure(distance, stacked=narrow(canvas)), key="distance")
+    for paragraph in distance_lesson.sentences(distance):
+        st.markdown(paragraph)
+    view_code(settings, "distance", beyond=beyond)
+
+
+def view_code(settings: Settings, name: CodeView, *, beyond: int | None = None) -> None:
+    """The Show-the-code script with this tab's numbers, behind an expander (built when
+    opened)."""
+    code = st.expander("The code behind these numbers", key=f"{name}_code", on_change="rerun")
+    if code.open:
+        with code:
+            script = reproduction_script(
+                settings, gpt2_revision=gpt2_revision(settings), view=name, beyond=beyond
+            )
+            st.code(script, language="python", line_numbers=False)
+
+
+def gpt2_revision(settings: Settings) -> str:
+    """The commit of the GPT-2 tables on screen (the script reads the same), else ``main``."""
+    return tables_commit() if settings.weights == "gpt2" else "main"
+
+
 def code_view(settings: Settings) -> None:
     """The Show-the-code tab: a torch + tiktoken script that prints the same numbers."""
     st.markdown(
@@ -794,9 +891,8 @@ def code_view(settings: Settings) -> None:
         f"([the book's chapter-2 code]({BOOK_CH02_URL}); `pip install torch tiktoken`; "
         "tiktoken downloads GPT-2's vocabulary on its first run)."
     )
-    revision = "main"
+    revision = gpt2_revision(settings)
     if settings.weights == "gpt2":
-        revision = tables_commit()
         st.markdown(
             "With GPT-2's trained tables the script reads them from the Hugging Face Hub at "
             f"commit `{revision[:12]}` (157 MB per run, standard library HTTP), not the seed."
@@ -909,6 +1005,54 @@ def stage_word_order(view: View, slide: Slide, tables: TablesFor) -> None:
     )
 
 
+def slide_question(view: View, slide: Slide) -> str:
+    """The slide's question for this window and these weights (``""`` for a blank text)."""
+    if view.embeddings is None:
+        return ""
+    settings = view.settings
+    facts = repeat_facts(view.embeddings)
+    return question_text(slide, settings.scheme, facts, weights=settings.weights)
+
+
+def stage_geometry(view: View, slide: Slide, tables: TablesFor) -> None:
+    """Lecture mode: cloud or curve? Before the reveal the question alone; after it the two
+    tables' 3D scatters filling the window, and the answer from their numbers."""
+    question = slide_question(view, slide)
+    if not slide.revealed:
+        ask_or_answer(slide, question, lambda: "")
+        return
+    geometry = build_geometry(view, tables=tables, init_tables=tables_for, memo=kept)
+    ask_or_answer(slide, question, lambda: geometry_lesson.lecture_answer(geometry))
+    place = f"slide {slide.number}"
+    # One scene under the other on a phone: taller than its window, the page scrolls.
+    phone = narrow(chart_canvas("geometry", place=place))
+    show_chart(
+        lambda canvas: geometry_figure(
+            geometry, lecture=True, stacked=narrow(canvas), spectrum=False
+        ),
+        key="geometry",
+        fill=not phone,
+        place=place,
+    )
+
+
+def stage_distance(view: View, slide: Slide, tables: TablesFor) -> None:
+    """Lecture mode: similarity against distance, with a quarter of T past the context
+    length; before the reveal the question alone."""
+    question = slide_question(view, slide)
+    if not slide.revealed or view.embeddings is None:
+        ask_or_answer(slide, question, lambda: "")
+        return
+    distance = build_distance(view, tables=tables, init_tables=tables_for, memo=kept)
+    ask_or_answer(slide, question, lambda: distance_lesson.lecture_answer(distance))
+    show_chart(
+        lambda canvas: distance_figure(distance, lecture=True, stacked=narrow(canvas)),
+        key="distance",
+        fill=True,
+        place=f"slide {slide.number}",
+    )
+
+
 # Lecture mode draws each step's view with one of these (posviz.lesson.lecture: Step.view).
 STAGE_VIEWS: dict[str, Callable[[View, Slide, TablesFor], None]] = {
     "text": stage_text,
@@ -916,6 +1060,8 @@ STAGE_VIEWS: dict[str, Callable[[View, Slide, TablesFor], None]] = {
     "embeddings": stage_embeddings,
     "similarity": stage_similarity,
     "word_order": stage_word_order,
+    "geometry": stage_geometry,
+    "distance": stage_distance,
 }
 
 
@@ -937,26 +1083,35 @@ def window_views(view: View, tables: TablesFor) -> None:
         return
     token_chips(view, lecture=False)
     shapes_line(settings, view.batch, compact=chart_stacks(embeddings, "embeddings"))
-    tabs = st.tabs(
-        ["Embeddings", "Similarity", WORD_ORDER, "Show the code", "Download"],
-        key="view",
-        on_change="rerun",
-    )
-    if tabs[0].open:
-        with tabs[0]:
+    made = st.tabs(list(TAB_LABELS.values()), key="view", on_change="rerun")
+    tabs = dict(zip(TAB_LABELS, made, strict=True))  # by their tab= names
+    if tabs["embeddings"].open:
+        with tabs["embeddings"]:
             embeddings_view(settings, embeddings)
-    if tabs[1].open:
-        with tabs[1]:
+    if tabs["similarity"].open:
+        with tabs["similarity"]:
             similarity_view(settings, embeddings)
-    if tabs[2].open:
-        with tabs[2]:
+    if tabs["geometry"].open:
+        with tabs["geometry"]:
+            geometry_view(view, tables)
+    if tabs["distance"].open:
+        with tabs["distance"]:
+            distance_view(view, tables)
+    if tabs["word-order"].open:
+        with tabs["word-order"]:
             compare_view(view, tables, lecture=False)
-    if tabs[3].open:
-        with tabs[3]:
+    if tabs["code"].open:
+        with tabs["code"]:
             code_view(settings)
-    if tabs[4].open:
-        with tabs[4]:
+    if tabs["download"].open:
+        with tabs["download"]:
             download_view(settings, embeddings)
+
+
+def open_tab() -> str:
+    """The ``tab=`` name of the tab the reader has open (the first until they choose)."""
+    names = {label: name for name, label in TAB_LABELS.items()}
+    return names.get(str(st.session_state.get("view")), TABS[0])
 
 
 def main() -> None:
@@ -1004,7 +1159,12 @@ def view_page(
         return
     step = current_step(lecture=lecture)
     st.query_params.from_dict(  # in lecture mode the link opens this step: one per slide
-        query_from_settings(view.settings, lecture=lecture, step=step + 1 if lecture else None)
+        query_from_settings(
+            view.settings,
+            lecture=lecture,
+            step=step + 1 if lecture else None,
+            tab=None if lecture else open_tab(),
+        )
     )
     if view.embeddings is None:
         st.info(

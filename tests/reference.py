@@ -24,6 +24,13 @@ tests check every chart a real server sends against it.
   ``torch.manual_seed(789)`` under ``fork_rng``, and the causal masking of section 3.5.1 as
   the book writes it (RoPE'd queries and keys use :func:`book_rope`).
 * The book's first batch of section 2.8 (``BOOK_2_8_INPUTS``), as the book prints it.
+* The geometry of a table (:func:`centred_pca`: numpy's SVD of the centred float64 table), the
+  mean / smallest / largest cosine of rows ``i`` and ``i + k`` (:func:`cosines_by_distance`,
+  one ``np.diagonal`` at a time), RoPE's score of one vector rotated to every pair of
+  positions (:func:`rope_scores`, as complex numbers ``x_j + i·x_{j+d/2}`` times
+  ``exp(i·p·θⱼ)``), the cos/sin table RoPE carries (:func:`rope_cos_sin`, from the notebook's
+  ``precompute_rope_params``), and the error ``nn.Embedding(T, d)`` raises at position ``T``
+  (:func:`embedding_error_past_the_end`).
 * A view as the app shows it (:class:`View`: window ``w`` covers token ids
   ``[w * stride, w * stride + T)``) and its three panels (:func:`panels`).
 * Reading what the app sent: plotly's typed arrays, a strict un-escaper for the Markdown of
@@ -94,19 +101,25 @@ __all__ = [
     "book_tables",
     "book_window",
     "byte_characters",
+    "centred_pca",
     "chart_problems",
     "chip_counts",
     "chip_problems",
     "chips",
     "compute_rope",
     "cosine_similarity",
+    "cosines_by_distance",
     "decode_array",
+    "embedding_error_past_the_end",
     "largest_row_difference",
     "neighbour_means",
     "panels",
     "precompute_rope_params",
     "random_rows",
     "repeated_groups",
+    "rope_cos_sin",
+    "rope_scores",
+    "same_up_to_sign",
     "sinusoidal",
     "tiktoken_gpt2",
     "token_ids",
@@ -259,6 +272,79 @@ def cosine_similarity(matrix: torch.Tensor) -> torch.Tensor:
     ``torch.nn.functional.cosine_similarity`` (a zero row gives 0)."""
     rows = matrix.double()
     return F.cosine_similarity(rows[:, None, :], rows[None, :, :], dim=-1)
+
+
+# --- the geometry of a positional table, and similarity against distance ---------------------
+
+
+def centred_pca(table: np.ndarray | torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """numpy's SVD of the table ``[T, d]`` in float64, centred (the mean row subtracted): its
+    rows on the first three principal components ``[T, min(3, T, d)]`` (signs as numpy gives
+    them: compare with :func:`same_up_to_sign`) and all ``min(T, d)`` singular values."""
+    x = np.asarray(table, dtype=np.float64)
+    centred = x - x.mean(axis=0)
+    _, singular_values, vh = np.linalg.svd(centred, full_matrices=False)
+    return centred @ vh[:3].T, singular_values
+
+
+def same_up_to_sign(got: np.ndarray, want: np.ndarray, atol: float) -> bool:
+    """Whether each column of ``got`` equals the same column of ``want`` or its negative."""
+    return all(
+        np.allclose(got[:, j], want[:, j], atol=atol)
+        or np.allclose(got[:, j], -want[:, j], atol=atol)
+        for j in range(want.shape[1])
+    )
+
+
+def cosines_by_distance(table: np.ndarray | torch.Tensor) -> tuple[np.ndarray, ...]:
+    """For ``k = 0 … P-1``: the mean, smallest and largest cosine of rows ``i`` and ``i + k``
+    of ``table`` ``[P, d]`` over ``i``, in float64 (a zero row has cosine 0 with every row)."""
+    x = np.asarray(table, dtype=np.float64)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    unit = np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+    cosines = unit @ unit.T
+    diagonals = [np.diagonal(cosines, k) for k in range(len(x))]
+    return tuple(np.array([f(d) for d in diagonals]) for f in (np.mean, np.min, np.max))
+
+
+def rope_scores(token_vectors: np.ndarray | torch.Tensor, num_positions: int) -> np.ndarray:
+    """``[P, P]``: the cosine of one token vector rotated to position ``i`` and to position
+    ``j``, averaged over the rows of ``token_vectors`` ``[n, d]``. Each pair of dimensions
+    ``(m, m + d/2)`` is the complex number ``x_m + i·x_{m+d/2}``, rotated by
+    ``exp(i·p·θ_m)`` with ``θ_m = 10000^(-2m/(2·(d//2)))``; an odd last dimension is not
+    rotated."""
+    x = np.asarray(token_vectors, dtype=np.float64)
+    half = x.shape[1] // 2
+    theta = 10000.0 ** (-2 * np.arange(half) / (2 * half))
+    turns = np.exp(1j * np.arange(num_positions)[:, None] * theta[None, :])  # [P, d/2]
+    scores = np.zeros((num_positions, num_positions))
+    for row in x / np.linalg.norm(x, axis=1, keepdims=True):
+        pairs = row[:half] + 1j * row[half : 2 * half]
+        rotated = pairs[None, :] * turns  # [P, d/2]: the vector at every position
+        scores += (np.conj(rotated) @ rotated.T).real + float(row[2 * half :] @ row[2 * half :])
+    return scores / len(x)
+
+
+def rope_cos_sin(num_positions: int, emb_dim: int) -> torch.Tensor:
+    """``[P, d]``: ``cos(p·θⱼ)`` for the ``d // 2`` pairs, then ``sin(p·θⱼ)``, then 1 for an odd
+    last dimension, with the notebook's ``precompute_rope_params`` (float32)."""
+    even = emb_dim - emb_dim % 2
+    cos, sin = precompute_rope_params(even, context_length=num_positions)
+    half = even // 2
+    ones = torch.ones(num_positions, emb_dim % 2)
+    return torch.cat([cos[:, :half], sin[:, :half], ones], dim=1)
+
+
+def embedding_error_past_the_end(context_length: int, emb_dim: int) -> str:
+    """``"IndexError: ..."``: what ``nn.Embedding(context_length, emb_dim)`` raises when asked
+    for position ``context_length`` (made under ``fork_rng``)."""
+    with torch.random.fork_rng(devices=[]):
+        layer = torch.nn.Embedding(context_length, emb_dim)
+    try:
+        layer(torch.tensor([context_length]))
+    except IndexError as error:
+        return f"{type(error).__name__}: {error}"
+    raise AssertionError("nn.Embedding looked up a row it does not have")
 
 
 # --- repeated tokens, pair by pair ----------------------------------------------------------

@@ -25,8 +25,10 @@ GPT2_URLS = {
     "encoder.json": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
 }
 NAMES = ("token_embeddings", "pos_embeddings", "input_embeddings")
-# Compare mode's tensors, saved when a script defines them.
+# Compare mode's tensors, and the Geometry and Distance parts' results, saved when a script
+# defines them.
 COMPARE_NAMES = ("context_first", "context_second", "positioned_first", "positioned_second")
+SHAPE_NAMES = ("geometry", "cosines", "distance", "past_the_end", "gpt2_past_the_end")
 RUNNER = textwrap.dedent(
     """
     import os, runpy, sys, torch
@@ -39,7 +41,10 @@ RUNNER = textwrap.dedent(
             "batch": batch,
             "window": [batch[0][window], batch[1], batch[2][window]],
         }
-        for name in ("context_first", "context_second", "positioned_first", "positioned_second"):
+        for name in (
+            "context_first", "context_second", "positioned_first", "positioned_second",
+            "geometry", "cosines", "distance", "past_the_end", "gpt2_past_the_end",
+        ):
             if name in names:
                 saved[name] = names[name]
         torch.save(saved, os.path.join(os.environ["POSVIZ_OUT"], f"{index}.pt"))
@@ -71,7 +76,8 @@ def run_scripts_saved(
 ) -> tuple[list[dict[str, Any]], str]:
     """Run each script in ONE fresh interpreter; return what it computed, per script: the
     ``inputs`` batch, the ``batch`` tensors ``[token [B, n, d], pos [n, d], input [B, n, d]]``,
-    the ``window`` matrices, and compare mode's context vectors if any; and stdout."""
+    the ``window`` matrices, compare mode's context vectors and the Geometry and Distance
+    parts' results (:data:`SHAPE_NAMES`) if any; and stdout."""
     paths = []
     for index, script in enumerate(scripts):
         path = workdir / f"script_{index}.py"

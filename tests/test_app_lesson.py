@@ -267,6 +267,10 @@ LECTURE = [
     ("9. Similarity between positions", "similarity", None, True, "answer"),
     ("10. Word order", None, None, None, "question"),
     ("11. Word order", "compare", None, None, "answer"),
+    ("12. The shape of the positions", None, None, None, "question"),  # issue 16
+    ("13. The shape of the positions", "geometry", None, None, "answer"),
+    ("14. Distance and length", None, None, None, "question"),
+    ("15. Distance and length", "distance", None, None, "answer"),
 ]
 
 
@@ -293,8 +297,8 @@ def test_lecture_mode_tells_the_story_one_click_at_a_time(app_test: AppFactory) 
         if number == 2:  # the repeated " rose" is highlighted and says how often
             assert any(re.search(r":orange-\w+\[1 · ␣rose · 8278 · ×3\]", m.value)
                        for m in at.markdown)  # fmt: skip
-    text = "\n".join(str(m.value) for m in at.markdown)
-    assert "The dog bites the man" in text and "The man bites the dog" in text  # the example
+        if chart == "compare":  # the example pair
+            assert "The dog bites the man" in text and "The man bites the dog" in text
     for number in range(len(LECTURE) - 1, 0, -1):
         ok(at.button(key="step_back").click().run())
         assert at.header[0].value == LECTURE[number - 1][0]

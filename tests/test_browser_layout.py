@@ -39,12 +39,14 @@ COMPARE = ".st-key-compare .js-plotly-plot"
 STEP_TITLES = (
     "1. Text", "2. Token IDs", "3. Token embeddings", "4. Token embeddings", "5. Positional",
     "6. Input", "7. Input", "8. Similarity", "9. Similarity", "10. Word order", "11. Word order",
+    "12. The shape", "13. The shape", "14. Distance", "15. Distance",
 )  # fmt: skip
 # The chart each lecture slide draws, and its heatmap layers (None: no chart).
 STEP_CHARTS = (
     (None, 0), (None, 0), (".st-key-embeddings", 1), (".st-key-embeddings", 1),
     (".st-key-embeddings", 2), (".st-key-embeddings", 2), (".st-key-embeddings", 3),
     (".st-key-similarity", 3), (".st-key-similarity", 3), (None, 0), (".st-key-compare", 8),
+    (None, 0), (".st-key-geometry", 0), (None, 0), (".st-key-distance", 0),
 )  # fmt: skip
 
 # True once the chart has `shown` heatmaps drawn for the size it has on the page (Plotly
@@ -133,7 +135,7 @@ IDLE = """() => !!document.querySelector('.st-key-step_back button')
 
 
 def wait_step(page: Any, number: int) -> None:
-    """Until slide ``number`` (1-11) is on the page and its chart, if any, is drawn."""
+    """Until slide ``number`` (1-15) is on the page and its chart, if any, is drawn."""
     page.get_by_role("heading", name=STEP_TITLES[number - 1]).wait_for(timeout=LOAD_TIMEOUT)
     page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT)
     chart, layers = STEP_CHARTS[number - 1]

@@ -24,7 +24,7 @@ from streamlit.proto.BidiComponent_pb2 import BidiComponent
 from streamlit.testing.v1 import AppTest
 
 from posviz.config import Settings
-from posviz.plots._layout import UNKNOWN, Canvas
+from posviz.plots import UNKNOWN, Canvas
 from posviz.plots.heatmaps import embeddings_figure
 from posviz.view import build_view
 from posviz_app.chart import (

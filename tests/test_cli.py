@@ -11,9 +11,18 @@ from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 import torch
-from reference import book_window
+from reference import (
+    book_tables,
+    book_window,
+    centred_pca,
+    cosines_by_distance,
+    decode_array,
+    same_up_to_sign,
+    sinusoidal,
+)
 
 import posviz.cli
 from devtools.fake_hub import COMMIT, Blob, FakeHub
@@ -127,7 +136,7 @@ def test_text_file(tmp_path: Path, captured: list[go.Figure]) -> None:
         pytest.param(["--text", "a b", "--window", "3", "--print-code"], "window", id="window"),
         pytest.param(["--text", "  ", "--print-code"], "text is empty", id="empty"),
         pytest.param(["--text", "a"], "nothing to do", id="no-output"),
-        pytest.param(["--out", "fig.svg"], "must end in .html or .png", id="suffix"),
+        pytest.param(["--out", "fig.svg"], "must end in .html, .json or .png", id="suffix"),
         pytest.param(["--text", "a", "--text-file", "t.txt"], "not allowed with", id="two-texts"),
         pytest.param(["--text-file", "/no/such/file", "--print-code"], "cannot read", id="file"),
         pytest.param(["--seed", "-1", "--print-code"], "seed must be from 0", id="seed"),
@@ -354,6 +363,85 @@ def test_compare_errors(
         main(argv)
     assert exit_info.value.code == status
     assert message in capsys.readouterr().err
+
+
+# --- the Geometry and Distance views: Plotly JSON, against numpy -----------------------------
+
+
+def _json_traces(path: Path) -> list[dict[str, object]]:
+    """The traces of a Plotly JSON file (plotly reads it back), arrays decoded."""
+    figure = pio.from_json(path.read_text(encoding="utf-8"), skip_invalid=False)
+    traces = [trace.to_plotly_json() for trace in figure.data]
+    for trace in traces:
+        for key in ("x", "y", "z"):
+            if key in trace:
+                trace[key] = decode_array(trace[key])
+    return traces
+
+
+def test_geometry_view_writes_plotly_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fig.json"
+    assert main([*ARGS, "--context-length", "12", "--view", "geometry", "--out", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().err
+    scatters = [t for t in _json_traces(out) if t["type"] == "scatter3d"]
+    assert [t["name"] for t in scatters] == [
+        "learned, random init (seed 123)",
+        "sinusoidal (formula)",
+    ]
+    points = np.stack([np.asarray(scatters[0][axis], dtype=np.float64) for axis in "xyz"], axis=1)
+    want, _ = centred_pca(book_tables(123, 8, 12)[1].numpy())
+    assert same_up_to_sign(points, want, atol=1e-5)
+
+
+def test_distance_view_writes_plotly_json(tmp_path: Path) -> None:
+    out = tmp_path / "fig.json"
+    args = [
+        *ARGS,
+        "--context-length",
+        "10",
+        "--view",
+        "distance",
+        "--beyond",
+        "5",
+        "--out",
+        str(out),
+    ]
+    assert main(args) == 0
+    lines = {t["name"]: t for t in _json_traces(out) if t.get("hovertemplate")}
+    assert list(lines)[:2] == ["learned, random init (seed 123)", "sinusoidal (formula)"]
+    mean, _, _ = cosines_by_distance(sinusoidal(15, 8).numpy())
+    assert np.allclose(np.asarray(lines["sinusoidal (formula)"]["y"]), mean, atol=2e-6)
+
+
+def test_every_view_writes_json(tmp_path: Path) -> None:
+    for view in ("embeddings", "similarity"):
+        out = tmp_path / f"{view}.json"
+        assert main([*ARGS, "--view", view, "--out", str(out)]) == 0
+        assert {t["type"] for t in _json_traces(out)} == {"heatmap"}
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        pytest.param(
+            ["--beyond", "3", "--out", "x.json"], "--beyond is for --view distance", id="beyond"
+        ),
+        pytest.param(
+            ["--view", "distance", "--beyond", "2000", "--out", "x.json"],
+            "from 0 to 1024",
+            id="far",
+        ),
+    ],
+)
+def test_shape_view_usage_errors(
+    args: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main([*ARGS, *args])
+    assert caught.value.code == 2
+    assert words in capsys.readouterr().err
 
 
 # --- the lesson sentences ---------------------------------------------------------------------

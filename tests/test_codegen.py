@@ -11,11 +11,13 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 from reference import BOOK_2_8_INPUTS, book_window
 from reproduce import NAMES, run_scripts, run_scripts_saved
+from shape_views import distance_of, geometry_of
 
 from devtools.fake_hub import COMMIT, Blob, FakeHub
 from posviz.attention import book_attention_weights
@@ -336,3 +338,102 @@ def test_gpt2_script_reads_the_same_tensors_bit_for_bit(
     assert all(f"/resolve/{COMMIT}/" in r.path for r in gpt2_hub.on("hub"))
     header = gpt2_blob.offsets["h.0.attn.bias"][0]  # the first tensor starts after the header
     assert gpt2_hub.cdn_bytes() == header + (1024 + 50257) * 768 * 4
+
+
+# --- the Geometry and Distance tabs: the script recomputes their numbers ----------------------
+
+SHAPE_CASES = [
+    Settings(text=VERDICT_OPENING, context_length=12, emb_dim=7, seed=9, scheme=scheme)
+    for scheme in SCHEMES
+] + [Settings(text="A rose is a rose is a rose.", context_length=5, emb_dim=16, seed=2)]
+
+
+def _assert_geometry(theirs: dict[str, Any], settings: Settings) -> None:
+    ours = geometry_of(settings)
+    shown = {ours.main.table.kind: ours.main, ours.contrast.table.kind: ours.contrast}
+    if settings.scheme == "none":
+        shown.pop("none")  # all zeros: the script has nothing to project either
+    assert set(theirs) == set(shown)
+    for name, shape in shown.items():
+        script = theirs[name]
+        largest = float(script["singular_values"][0])
+        assert torch.allclose(shape.singular_values, script["singular_values"], atol=1e-6 * largest)
+        kept = shape.components
+        assert torch.allclose(
+            shape.points[:, :kept], script["points"][:, :kept], atol=1e-6 * largest
+        )
+        assert torch.allclose(shape.row_norms, script["row_norms"], atol=1e-12)
+        assert shape.directions_90 == script["directions_90"]
+
+
+def _assert_distance(
+    theirs: dict[str, Any], past_the_end: str, settings: Settings, beyond: int
+) -> None:
+    ours = distance_of(settings, beyond=beyond)
+    assert list(theirs) == [c.kind for c in ours.curves]
+    for curve in ours.curves:
+        mean, smallest, largest = theirs[curve.kind]
+        assert torch.allclose(curve.mean, mean, atol=2e-6), curve.kind
+        assert torch.allclose(curve.low, smallest, atol=2e-6), curve.kind
+        assert torch.allclose(curve.high, largest, atol=2e-6), curve.kind
+    assert past_the_end == ours.ends[0].error == "IndexError: index out of range in self"
+
+
+@pytest.mark.slow
+def test_geometry_and_distance_scripts_reproduce_posviz(tmp_path: Path) -> None:
+    scripts = [reproduction_script(s, view="geometry") for s in SHAPE_CASES]
+    scripts += [reproduction_script(s, view="distance", beyond=3) for s in SHAPE_CASES]
+    saved, stdout = run_scripts_saved(scripts, tmp_path)
+    assert stdout.count("geometry: learned: 90 % of the variance in") == len(SHAPE_CASES)
+    assert stdout.count("of the learned table: IndexError: index out of range in self") == len(
+        SHAPE_CASES
+    )
+    for settings, entry in zip(SHAPE_CASES, saved[: len(SHAPE_CASES)], strict=True):
+        assert "distance" not in entry
+        _assert_geometry(entry["geometry"], settings)
+    for settings, entry in zip(SHAPE_CASES, saved[len(SHAPE_CASES) :], strict=True):
+        assert "geometry" not in entry
+        _assert_distance(entry["distance"], entry["past_the_end"], settings, beyond=3)
+
+
+def test_the_embeddings_script_has_no_view_part() -> None:
+    script = reproduction_script(Settings())
+    assert "principal_components" not in script and "by_distance" not in script
+    assert "def principal_components(table):" in reproduction_script(Settings(), view="geometry")
+    distance = reproduction_script(Settings(context_length=20), view="distance")
+    assert "beyond = 5  #" in distance  # the tab's default: a quarter of T
+
+
+@pytest.mark.slow
+def test_gpt2_geometry_and_distance_scripts_read_the_same_tensors(
+    gpt2_hub: FakeHub, gpt2_blob: Blob, tmp_path: Path
+) -> None:
+    settings = for_weights(
+        Settings(text="A rose is a rose is a rose.", context_length=1020, seed=3), "gpt2"
+    )
+    tables = Gpt2Store().tables()
+    scripts = [
+        reproduction_script(settings, gpt2_revision=tables.commit, view="geometry"),
+        reproduction_script(settings, gpt2_revision=tables.commit, view="distance", beyond=8),
+    ]
+    (geometry, distance), stdout = run_scripts_saved(scripts, tmp_path, no_proxy="127.0.0.1")
+    ours = geometry_of(settings, tables=lambda _: tables)
+    assert set(geometry["geometry"]) == {"gpt2", "learned"}
+    for name, shape in (("gpt2", ours.main), ("learned", ours.contrast)):
+        script = geometry["geometry"][name]
+        largest = float(script["singular_values"][0])
+        assert torch.allclose(shape.singular_values, script["singular_values"], atol=1e-6 * largest)
+        assert torch.allclose(shape.points, script["points"], atol=1e-6 * largest)
+    by = {(c.positions, c.tokens): c.max_abs for c in ours.cosines}
+    for name, label in (("gpt2", ours.main.table.label), ("learned", ours.contrast.table.label)):
+        window, sample = geometry["cosines"][name]
+        assert window == pytest.approx(by[(label, "window")], abs=1e-6)
+        assert sample == pytest.approx(by[(label, "sample")], abs=1e-6)
+    curves = distance_of(settings, beyond=8, tables=lambda _: tables).curves
+    assert list(distance["distance"]) == ["learned", "sinusoidal", "rope", "gpt2"]
+    mean, smallest, largest = distance["distance"]["gpt2"]
+    assert len(mean) == 1024  # T + 8 would pass GPT-2's 1,024 positions
+    assert torch.allclose(curves[3].mean, mean, atol=2e-6)
+    assert torch.allclose(curves[3].low, smallest, atol=2e-6)
+    assert distance["gpt2_past_the_end"] == "IndexError: index out of range in self"
+    assert "position 1024 of GPT-2's wpe: IndexError" in stdout

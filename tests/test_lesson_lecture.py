@@ -43,16 +43,18 @@ def tables() -> SeededEmbeddings:
 def test_the_story_goes_from_text_to_word_order() -> None:
     assert [step.view for step in STEPS] == [
         "text", "tokens", "embeddings", "embeddings", "embeddings", "similarity", "word_order",
+        "geometry", "distance",
     ]  # fmt: skip
     assert [step.panels for step in STEPS[2:5]] == [1, 2, 3]
     asked = [step.title for step in STEPS if step.question is not None]
     assert asked == ["Token embeddings", "Input embeddings = token + position",
-                     "Similarity between positions", "Word order"]  # fmt: skip
+                     "Similarity between positions", "Word order",
+                     "The shape of the positions", "Distance and length"]  # fmt: skip
 
 
 def test_a_question_takes_two_clicks_question_first() -> None:
-    assert len(SLIDES) == len(STEPS) + 4 == STEP_COUNT == 11
-    assert [slide.number for slide in SLIDES] == list(range(1, 12))
+    assert len(SLIDES) == len(STEPS) + 6 == STEP_COUNT == 15
+    assert [slide.number for slide in SLIDES] == list(range(1, 16))
     for before, after in itertools.pairwise(SLIDES):
         if before.step is after.step:
             assert before.step.question is not None
@@ -70,13 +72,13 @@ def test_a_new_view_adds_steps_as_data() -> None:
     extra = Step("Geometry", "Distances.", view="geometry", question=Question("Near?", "Near?"))
     more = slides((*STEPS, extra))
     assert len(more) == len(SLIDES) + 2
-    assert more[-1].step.view == "geometry" and more[-2].title == "12. Geometry"
+    assert more[-1].step.view == "geometry" and more[-2].title == "16. Geometry"
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_titles_and_captions_follow_the_scheme(scheme: Scheme) -> None:
     titles = [slide.title_for(scheme) for slide in SLIDES]
-    assert [title.split(". ", 1)[0] for title in titles] == [str(n) for n in range(1, 12)]
+    assert [title.split(". ", 1)[0] for title in titles] == [str(n) for n in range(1, 16)]
     if scheme == "none":
         assert "5. No positional signal" in titles
         assert "6. Input embeddings = token embeddings" in titles

@@ -15,8 +15,8 @@ import pytest
 from posviz.plots._layout import (
     CHART_BOTTOM_GAP,
     LECTURE_TYPE,
-    MODEBAR_ROOM,
     NORMAL_TYPE,
+    TOOLBAR_ROOM,
     Canvas,
     CanvasError,
     Colorbar,
@@ -327,7 +327,7 @@ def test_a_stacked_colour_bar_shows_at_least_three_ticks() -> None:
     step = bar["colorbar"]["dtick"]
     assert bar["colorbar"]["tickmode"] == "linear"
     assert len([k for k in range(-5, 6) if abs(k * step) <= 4.7]) >= 3
-    assert layout["margin"]["t"] >= MODEBAR_ROOM, "room for the toolbar a phone always shows"
+    assert layout["margin"]["t"] >= TOOLBAR_ROOM, "room for the toolbar a phone always shows"
 
 
 def test_measured_titles_wrap_to_the_panels_real_width() -> None:

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from posviz.config import Settings, for_weights, validate
-from posviz.query import Link, query_from_settings, read_link, settings_from_query
+from posviz.query import TABS, Link, query_from_settings, read_link, settings_from_query
 
 DEFAULT = Settings()
 
@@ -371,7 +371,7 @@ def test_long_second_text_is_left_out_of_the_link_and_says_so() -> None:
     assert notice.startswith("compare: the link was made from a text longer than 2,000")
 
 
-@pytest.mark.parametrize("step", [1, 3, 5, 9, 11])
+@pytest.mark.parametrize("step", [1, 3, 5, 9, 11, 13, 15])
 def test_step_link_opens_that_lecture_step(step: int) -> None:
     params = query_from_settings(Settings(), lecture=True, step=step)
     assert params == {"lecture": "1", "step": str(step)}
@@ -380,11 +380,40 @@ def test_step_link_opens_that_lecture_step(step: int) -> None:
     assert query_from_settings(Settings(), step=step) == {}, "no step outside lecture mode"
 
 
-@pytest.mark.parametrize("raw", ["0", "12", "-1", "2.5", "x", "", "٣"])
+@pytest.mark.parametrize("raw", ["0", "16", "-1", "2.5", "x", "", "٣"])
 def test_bad_step_starts_at_step_one_with_a_notice(raw: str) -> None:
     link = read_link({"lecture": "1", "step": raw})
     assert (link.lecture, link.step) == (True, None)
-    assert link.notices == (f"step: {raw!r} is not a step from 1 to 11; using 1",)
+    assert link.notices == (f"step: {raw!r} is not a step from 1 to 15; using 1",)
+
+
+# --- tab=: which tab a link opens -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tab", TABS)
+def test_a_tab_goes_into_the_link_and_comes_back(tab: str) -> None:
+    params = query_from_settings(Settings(), tab=tab)
+    assert params == ({} if tab == "embeddings" else {"tab": tab})  # the default is left out
+    assert read_link(params).tab == (None if tab == "embeddings" else tab)
+
+
+def test_the_views_of_issue_16_have_tabs() -> None:
+    assert {"geometry", "distance"} <= set(TABS)
+    assert read_link({"tab": "Geometry "}).tab == "geometry"  # as typed by hand
+
+
+@pytest.mark.parametrize("raw", ["plots", "../geometry", "", "<script>"])
+def test_an_unknown_tab_is_ignored_with_a_notice(raw: str) -> None:
+    link = read_link({"tab": raw})
+    assert link.tab is None
+    assert link.notices == (
+        f"tab: {raw.strip().lower()!r} is not one of {', '.join(TABS)}; ignored",
+    )
+
+
+def test_writing_an_unknown_tab_is_a_bug() -> None:
+    with pytest.raises(ValueError, match="tab must be one of"):
+        query_from_settings(Settings(), tab="plots")
 
 
 @pytest.mark.parametrize("off", ["0", "false", "off", "OFF"])

@@ -1,12 +1,13 @@
 """Lecture mode: section 2.8's story one step per click, from the text to what attention sees.
 
-A lecture is data: :data:`STEPS`, each :class:`Step` naming the view the stage shows
-(``view``: ``"text"``, ``"tokens"``, ``"embeddings"``, ``"similarity"``, ``"word_order"``; the
-page draws each view with one function), its title, its narration and, where a learner can
-guess the answer, a :class:`Question`. A step with a question takes two clicks: first the
-question on the unrevealed view (no outlines, the answer's panel not drawn yet), then the same
-view revealed with the answer, computed from the numbers on screen. :data:`SLIDES` lists the
-clicks; links (``?lecture=1&step=N``) and the clicker keys count slides from 1.
+A lecture is data: :data:`STEPS`, each :class:`Step` naming the view the stage shows (``view``:
+``"text"``, ``"tokens"``, ``"embeddings"``, ``"similarity"``, ``"word_order"``, ``"geometry"``,
+``"distance"``; the page draws each view with one function), its title, its narration and,
+where a learner can guess the answer, a :class:`Question`. A step with a question takes two
+clicks: first the question on the unrevealed view (no outlines, the answer's panel not drawn
+yet), then the same view revealed with the answer, computed from the numbers on screen.
+:data:`SLIDES` lists the clicks; links (``?lecture=1&step=N``) and the clicker keys count
+slides from 1.
 
 A new view adds its steps by appending :class:`Step` values to :data:`STEPS` (and its drawing
 function to the page's stage views): nothing else here changes.
@@ -14,7 +15,7 @@ function to the page's stage views): nothing else here changes.
 >>> [slide.title for slide in SLIDES][1:5]
 ['2. Token IDs', '3. Token embeddings', '4. Token embeddings', '5. Positional embeddings']
 >>> SLIDES[2].revealed, SLIDES[3].revealed, len(SLIDES)
-(False, True, 11)
+(False, True, 15)
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from posviz.compare import OrderComparison
-from posviz.config import Scheme
+from posviz.config import Scheme, Weights
 from posviz.lesson.repeats import count, listing, number, quoted
 from posviz.repeats import RepeatedToken, RepeatFacts
 from posviz.similarity import READS_ONE, SimilarityFacts
@@ -43,6 +44,7 @@ class Question:
     no_repeat: str
     panels: int | None = None
     by_scheme: Mapping[Scheme, str] = field(default_factory=dict)  # text for these schemes
+    trained: str = ""  # asked instead with GPT-2's trained tables (weights "gpt2"), if given
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ class Step:
 
     title: str
     caption: str
-    view: str  # "text", "tokens", "embeddings", "similarity", "word_order", ...
+    view: str  # "text", "tokens", "embeddings", "similarity", "word_order", "geometry"...
     panels: int = 0  # heatmap panels shown (embeddings): 0 to 3 (token | position | input)
     question: Question | None = None
     by_scheme: Mapping[Scheme, tuple[str, str]] = field(default_factory=dict)  # title, caption
@@ -187,6 +189,26 @@ STEPS: Final = (
             "Without positions, can self-attention tell the two texts apart?",
         ),
     ),
+    Step(
+        "The shape of the positions",
+        "Each row of the positional table, centred, on its first three principal components.",
+        view="geometry",
+        question=Question(
+            "Will these positions look like a cloud or a curve?",
+            "Will these positions look like a cloud or a curve?",
+            trained="Will GPT-2's positions look like a cloud or a curve?",
+        ),
+    ),
+    Step(
+        "Distance and length",
+        "The cosine of positions i and i + k for every distance k; shaded: past the context "
+        "length.",
+        view="distance",
+        question=Question(
+            "Is a position more like its neighbour than like one far away? And past T?",
+            "Is a position more like its neighbour than like one far away? And past T?",
+        ),
+    ),
 )
 
 
@@ -209,9 +231,15 @@ def _named(main: RepeatedToken, markdown: bool) -> tuple[str, str]:
 
 
 def question_text(
-    slide: Slide, scheme: Scheme, facts: RepeatFacts, *, markdown: bool = True
+    slide: Slide,
+    scheme: Scheme,
+    facts: RepeatFacts,
+    *,
+    markdown: bool = True,
+    weights: Weights = "init",
 ) -> str:
-    """The question of ``slide`` for the window whose repeats are ``facts`` (``""``: none).
+    """The question of ``slide`` for the window whose repeats are ``facts`` (``""``: none),
+    with the view's ``weights`` (GPT-2's trained tables may be asked about by name).
 
     >>> from posviz.repeats import RepeatedToken
     >>> facts = RepeatFacts("learned", 9, (RepeatedToken(8278, "␣rose", (1, 4, 7), 0, 1, 0),))
@@ -221,6 +249,8 @@ def question_text(
     question = slide.step.question
     if question is None:
         return ""
+    if weights == "gpt2" and question.trained:
+        return question.trained
     main = facts.main
     if main is None:
         return question.no_repeat

@@ -4,3 +4,15 @@
 * :mod:`posviz.plots.word_order`: two texts through self-attention;
 * :mod:`posviz.plots._layout`: the layout the three-panel figures share (internal).
 """
+
+from posviz.plots._layout import (
+    CHART_BOTTOM_GAP,
+    MIN_FILL_HEIGHT,
+    UNKNOWN,
+    Canvas,
+    CanvasError,
+)
+
+# The room a chart has on the page (the app's chart component reports it; figure builders
+# take it as ``canvas=``), and what a chart that fills the window leaves under it.
+__all__ = ["CHART_BOTTOM_GAP", "MIN_FILL_HEIGHT", "UNKNOWN", "Canvas", "CanvasError"]

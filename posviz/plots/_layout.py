@@ -50,6 +50,16 @@ COLORSCALE: Final = "RdBu_r"  # ColorBrewer RdBu: diverging, colour-blind safe; 
 COLORSCALE_STEPS: Final = tuple(
     tuple(step) for step in go.layout.Coloraxis(colorscale=COLORSCALE).colorscale
 )
+# One colour per positional table in the Geometry and Distance figures (Okabe & Ito's
+# colour-blind-safe palette), the same in both.
+TABLE_COLOURS: Final = {
+    "learned": "#E69F00",  # orange: the book's random init
+    "gpt2": "#CC79A7",  # reddish purple: GPT-2's trained table
+    "sinusoidal": "#0072B2",  # blue
+    "rope": "#009E73",  # bluish green
+    "none": "#000000",
+}
+POSITION_COLORSCALE: Final = "Viridis"  # sequential: position 0 dark, the last bright
 TICK_CHARS: Final = 12  # token characters in a tick label; hover shows the whole token
 PLOT_BACKGROUND: Final = "#f4f4f4"  # light grey: an all-zero panel is not mistaken for empty
 
@@ -80,7 +90,6 @@ MIN_FILL_HEIGHT: Final = 320  # px: a chart that fills the window is never short
 # that close; a figure for Canvas() may be squeezed by the page, so it keeps more air.
 ROW_PITCH: Final = 1.3
 MEASURED_ROW_PITCH: Final = 1.15
-MODEBAR_ROOM: Final = 28  # px over a stacked figure: a phone shows the toolbar all the time
 
 
 class CanvasError(ValueError):
@@ -161,6 +170,19 @@ class Room:
 NORMAL_ROOM: Final = Room(panel_width=120, panel_height=360)
 LECTURE_ROOM: Final = Room(panel_width=200, panel_height=300)
 STACKED_WIDTH: Final = 300  # a 390-px phone less the page's padding and the labels
+TOOLBAR_ROOM: Final = 28  # px over a phone's figure: a touch screen always shows its toolbar
+
+
+Trace = dict[str, object]  # one Plotly trace, as plotly.js reads it (figures skip validation)
+
+
+def trace(kind: str, **fields: object) -> Trace:
+    """A Plotly trace of type ``kind`` (``"scatter"``, ``"scatter3d"``...) with ``fields``.
+
+    >>> trace("scatter", y=[1, 2])
+    {'type': 'scatter', 'y': [1, 2]}
+    """
+    return {"type": kind, **fields}
 
 
 def type_sizes(*, lecture: bool, canvas: Canvas = UNKNOWN) -> TypeSizes:
@@ -559,7 +581,7 @@ def three_panels(
     )
     # The labels, their pad, and the rotated axis title (or a little air).
     left = ticks.width + 8 + (sizes.text * 1.6 if axis_title else 6)
-    toolbar = MODEBAR_ROOM if stacked and canvas.measured else 0
+    toolbar = TOOLBAR_ROOM if stacked and canvas.measured else 0
     layout: dict[str, object] = {
         "font": {"size": sizes.text},
         "hovermode": "closest",

@@ -23,7 +23,7 @@ from posviz.plots._layout import (
     CHART_BOTTOM_GAP,
     COLORSCALE_STEPS,
     MIN_FILL_HEIGHT,
-    MODEBAR_ROOM,
+    TOOLBAR_ROOM,
     UNKNOWN,
     Canvas,
     panel_title,
@@ -218,7 +218,7 @@ class _StackedGrid:
     fractions for Plotly."""
 
     def __init__(self, rows: int, font_size: int) -> None:
-        self.toolbar = float(MODEBAR_ROOM)  # a phone shows Plotly's toolbar all the time
+        self.toolbar = float(TOOLBAR_ROOM)  # a phone shows Plotly's toolbar all the time
         self.title = font_size * 1.3 * 2 + 12  # the title's line and its verdict
         self.panel_px = max(70.0, 22.0 * rows)
         self.gap = 10.0

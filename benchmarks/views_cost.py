@@ -1,0 +1,194 @@
+"""What the Geometry and Distance tabs cost the server, and what they send (issue 16, item 4).
+
+Run from the repository root::
+
+    python benchmarks/views_cost.py            # T = 1024, d = 768 (the issue's size)
+    python benchmarks/views_cost.py --quick    # T = 128, d = 64, fewer repeats: does it run?
+    python benchmarks/views_cost.py --docs     # and write the table into docs/performance.md
+
+For each view, with the book's random init and with GPT-2's shapes (random stand-in tables of
+[50257, 768] and [1024, 768] in memory: the same arithmetic, no download), it prints the CPU
+time of this process (``time.process_time``, one torch thread as in the app) for
+
+* ``cold``: the first time these settings are shown (the tables cached, as the app's
+  ``st.cache_resource`` keeps them, but nothing computed from them yet), and
+* ``warm``: a rerun after a text edit, with the per-table results kept as the app keeps them
+  (``memo``): the Geometry tab recomputes only GPT-2's cosines with the window's tokens, the
+  Distance tab only RoPE's curve;
+
+each from settings to the figure's JSON (what the server serialises for the browser), median of
+``--reps`` runs, and the figure's JSON size in bytes. Then (``app`` rows; ``--no-app`` skips
+them) the same through the page itself, driven by AppTest: the whole rerun of the open tab.
+The load average is printed with the numbers; nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks import report
+from posviz.config import Settings, for_weights
+from posviz.distance import build_distance
+from posviz.embeddings import SeededEmbeddings
+from posviz.export import figure_json
+from posviz.geometry import build_geometry
+from posviz.gpt2.store import Gpt2Embeddings
+from posviz.plots.distance import distance_figure
+from posviz.plots.geometry import geometry_figure
+from posviz.view import build_view
+
+R = TypeVar("R")
+APP = Path(__file__).resolve().parent.parent / "app.py"
+TEXT = "The cat sat on the mat. "  # repeated: a window of T tokens
+
+
+class Kept:
+    """A memo like the app's ``st.cache_resource``: one value per key."""
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[object, ...], object] = {}
+
+    def __call__(self, key: tuple[object, ...], compute: Callable[[], R]) -> R:
+        if key not in self.values:
+            self.values[key] = compute()
+        return self.values[key]  # type: ignore[return-value]
+
+
+def stand_in_gpt2(vocab: int, rows: int, emb_dim: int) -> Gpt2Embeddings:
+    """Random tables of GPT-2's shapes, in memory (NOT GPT-2's numbers)."""
+    generator = torch.Generator().manual_seed(2026)
+    wte = torch.randn(vocab, emb_dim, generator=generator)
+    wpe = torch.randn(rows, emb_dim, generator=generator)
+    return Gpt2Embeddings("0" * 40, wte, wpe)
+
+
+def figure_bytes(view: str, settings: Settings, tables: object, init: object, memo: Kept) -> int:
+    """Settings to the figure's JSON, as the tab does it; returns the JSON's size."""
+    shown = build_view(settings, tables=lambda _: tables)  # as the page: the view, then the tab
+    kwargs = {"tables": lambda _: tables, "init_tables": lambda _: init, "memo": memo}
+    if view == "geometry":
+        return len(figure_json(geometry_figure(build_geometry(shown, **kwargs))))  # type: ignore[arg-type]
+    return len(figure_json(distance_figure(build_distance(shown, **kwargs))))  # type: ignore[arg-type]
+
+
+def measure(
+    view: str, settings: Settings, tables: object, init: object, reps: int
+) -> tuple[float, float, int]:
+    """Median CPU ms cold and warm (see the module docstring), and the JSON bytes."""
+    cold, warm, size = [], [], 0
+    edited = Settings(**{**vars(settings), "text": settings.text.replace("cat", "dog")})
+    for _ in range(reps):
+        memo = Kept()
+        start = time.process_time()
+        size = figure_bytes(view, settings, tables, init, memo)
+        middle = time.process_time()
+        figure_bytes(view, edited, tables, init, memo)
+        end = time.process_time()
+        cold.append((middle - start) * 1e3)
+        warm.append((end - middle) * 1e3)
+    return statistics.median(cold), statistics.median(warm), size
+
+
+def core_rows(rows: int, emb_dim: int, reps: int) -> list[list[object]]:
+    """The core path (settings to figure JSON) for each view, weights and scheme."""
+    init = SeededEmbeddings.create(seed=123, emb_dim=emb_dim)
+    init_768 = init if emb_dim == 768 else SeededEmbeddings.create(seed=123, emb_dim=768)
+    gpt2 = stand_in_gpt2(50257, 1024, 768)  # GPT-2 fixes d = 768
+    text = TEXT * (rows // 6 + 1)
+    found: list[list[object]] = []
+    for view in ("geometry", "distance"):
+        for weights, scheme in (("init", "learned"), ("init", "sinusoidal"), ("gpt2", "learned")):
+            settings = Settings(text=text, context_length=rows, emb_dim=emb_dim, scheme=scheme)  # type: ignore[arg-type]
+            if weights == "gpt2":
+                settings = for_weights(settings, "gpt2")
+            tables, book = (gpt2, init_768) if weights == "gpt2" else (init, init)
+            cold, warm, size = measure(view, settings, tables, book, reps)
+            found.append(["core", view, weights, scheme, f"{cold:.1f}", f"{warm:.1f}", f"{size:,}"])
+    return found
+
+
+def app_rows(rows: int, emb_dim: int, reps: int) -> list[list[object]]:
+    """The page through AppTest (the script runs in this process, so its CPU is this
+    process's): a ``tab=`` link, then per repeat a text edit with the per-table results
+    dropped (cold) and another edit (warm); bytes are the tab's chart as sent. The book's
+    init only: GPT-2's tables would need the Hub."""
+    from streamlit.testing.v1 import AppTest
+
+    import posviz_app.page
+
+    found: list[list[object]] = []
+    text = TEXT * (rows // 6 + 1)
+    for view in ("geometry", "distance"):
+        for scheme in ("learned", "sinusoidal"):
+            at = AppTest.from_file(str(APP), default_timeout=600)
+            query = {"tab": view, "context_length": rows, "emb_dim": emb_dim, "scheme": scheme}
+            for key, value in query.items():
+                at.query_params[key] = str(value)
+            at.run()  # imports, the seeded tables: not measured
+            at.text_area(key="text").input(text).run()
+            cold, warm, size = [], [], 0
+            for rep in range(reps):
+                posviz_app.page.shape_cache().clear()  # nothing computed for these tables yet
+                start = time.process_time()
+                at.text_area(key="text").input(text.replace("cat", f"cat{rep}")).run()
+                middle = time.process_time()
+                at.text_area(key="text").input(text.replace("mat", f"mat{rep}")).run()
+                end = time.process_time()
+                if at.exception or at.error:
+                    raise RuntimeError([e.value for e in (*at.exception, *at.error)])
+                cold.append((middle - start) * 1e3)
+                warm.append((end - middle) * 1e3)
+                size = sum(len(c.proto.spec) for c in at.get("plotly_chart"))
+            found.append(
+                ["app", view, "init", scheme, f"{statistics.median(cold):.1f}",
+                 f"{statistics.median(warm):.1f}", f"{size:,}"]
+            )  # fmt: skip
+    return found
+
+
+HEADER = ("path", "view", "weights", "scheme", "cold CPU ms", "warm CPU ms", "figure JSON bytes")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measure, print the table, and with ``--docs`` write it into docs/performance.md."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="T = 128, d = 64, 2 repeats")
+    parser.add_argument("--reps", type=int, default=None, help="repeats per row (default 5)")
+    parser.add_argument("--no-app", action="store_true", help="the core path only")
+    parser.add_argument("--docs", action="store_true", help="write the table into docs/")
+    args = parser.parse_args(argv)
+    rows, emb_dim = (128, 64) if args.quick else (1024, 768)
+    reps = args.reps or (2 if args.quick else 5)
+    torch.set_num_threads(1)  # as the app (posviz_app/page.py)
+    started = report.start()
+    print(f"load average: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs; "
+          f"T = {rows}, d = {emb_dim}, median of {reps}")  # fmt: skip
+    found = core_rows(rows, emb_dim, reps)
+    if not args.no_app:
+        found += app_rows(rows, emb_dim, reps)
+    widths = [max(len(str(cell)) for cell in column) for column in zip(HEADER, *found, strict=True)]
+    for line in (HEADER, *found):
+        print("  ".join(str(cell).rjust(width) for cell, width in zip(line, widths, strict=True)))
+    if args.docs:
+        command = "python benchmarks/views_cost.py " + " ".join(argv or sys.argv[1:])
+        body = (
+            f"Geometry and Distance views at T = {rows}, d = {emb_dim} (issue 16: at most 150 "
+            "ms of server CPU and 1.5 MB per view), median of "
+            f"{reps}:\n\n{report.table(HEADER, found)}"
+        )
+        report.write_block("views_cost", body, when=report.stamp(started), command=command.strip())
+
+
+if __name__ == "__main__":
+    main()
