@@ -2,7 +2,10 @@
 
 * :mod:`posviz.plots.heatmaps`: the three-panel embeddings and similarity figures;
 * :mod:`posviz.plots.word_order`: two texts through self-attention;
-* :mod:`posviz.plots._layout`: the layout the three-panel figures share (internal).
+* :mod:`posviz.plots.geometry`: positional tables on their first three principal components;
+* :mod:`posviz.plots.distance`: similarity against distance, one line per scheme;
+* :mod:`posviz.plots._layout` and :mod:`posviz.plots._identity`: the layout the three-panel
+  figures share, and the outlines of repeated tokens (internal).
 """
 
 from posviz.plots._layout import (
