@@ -1083,29 +1083,20 @@ def window_views(view: View, tables: TablesFor) -> None:
         return
     token_chips(view, lecture=False)
     shapes_line(settings, view.batch, compact=chart_stacks(embeddings, "embeddings"))
+    views: dict[str, Callable[[], None]] = {  # by their tab= names, in TAB_LABELS' order
+        "embeddings": lambda: embeddings_view(settings, embeddings),
+        "similarity": lambda: similarity_view(settings, embeddings),
+        "geometry": lambda: geometry_view(view, tables),
+        "distance": lambda: distance_view(view, tables),
+        "word-order": lambda: compare_view(view, tables, lecture=False),
+        "code": lambda: code_view(settings),
+        "download": lambda: download_view(settings, embeddings),
+    }
     made = st.tabs(list(TAB_LABELS.values()), key="view", on_change="rerun")
-    tabs = dict(zip(TAB_LABELS, made, strict=True))  # by their tab= names
-    if tabs["embeddings"].open:
-        with tabs["embeddings"]:
-            embeddings_view(settings, embeddings)
-    if tabs["similarity"].open:
-        with tabs["similarity"]:
-            similarity_view(settings, embeddings)
-    if tabs["geometry"].open:
-        with tabs["geometry"]:
-            geometry_view(view, tables)
-    if tabs["distance"].open:
-        with tabs["distance"]:
-            distance_view(view, tables)
-    if tabs["word-order"].open:
-        with tabs["word-order"]:
-            compare_view(view, tables, lecture=False)
-    if tabs["code"].open:
-        with tabs["code"]:
-            code_view(settings)
-    if tabs["download"].open:
-        with tabs["download"]:
-            download_view(settings, embeddings)
+    for name, tab in zip(TAB_LABELS, made, strict=True):
+        if tab.open:  # each tab is built only when open
+            with tab:
+                views[name]()
 
 
 def open_tab() -> str:
