@@ -20,6 +20,8 @@ Results are printed and saved as JSON in ``benchmarks/results/``. Nothing here a
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import platform
@@ -35,6 +37,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # `python benchmarks/bench.py`: import benchmarks.* from the root
 
+from benchmarks import report as docs_report  # noqa: E402
 from benchmarks.tables import fmt_time, print_table  # noqa: E402
 from benchmarks.texts import edited, long_text, varied_text  # noqa: E402
 
@@ -333,6 +336,9 @@ def main() -> None:
     parser.add_argument("--no-browser", action="store_true", help="skip the Chromium timings")
     parser.add_argument("--json", type=Path, default=RESULTS / "latest.json")
     parser.add_argument(
+        "--docs", action="store_true", help="also write the tables into docs/performance.md"
+    )
+    parser.add_argument(
         "--app-file",
         default="posviz",
         help="measure this copy of app.py instead (AppTest rows only; the browser uses app.py)",
@@ -355,6 +361,7 @@ def main() -> None:
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
     print(f"posviz benchmark on {machine}", file=sys.stderr)
     load_before = os.getloadavg()
+    docs_started = docs_report.start()
     results: dict[str, Any] = {
         "baseline": spawn("baseline", quiet_label="baseline (imports only)"),
         "empty": spawn("empty", "--reps", str(reps), quiet_label="empty app (AppTest overhead)"),
@@ -372,7 +379,15 @@ def main() -> None:
                                    *([] if args.quick else ["--big"]),
                                    quiet_label="browser (Chromium)")  # fmt: skip
     results["load_average"] = [load_before, os.getloadavg()]
-    report(results, quick=args.quick)
+    tables = io.StringIO()
+    with contextlib.redirect_stdout(tables):
+        report(results, quick=args.quick)
+    print(tables.getvalue(), end="")
+    if args.docs:
+        command = "python benchmarks/bench.py " + " ".join(sys.argv[1:])
+        docs_report.write_block(
+            "bench", tables.getvalue(), when=docs_report.stamp(docs_started), command=command
+        )
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=1))
     print(f"\n(raw numbers in {args.json}; whole run {time.perf_counter() - started:.0f} s)")
@@ -382,7 +397,7 @@ def report(results: dict[str, Any], *, quick: bool) -> None:
     overhead_stats = stats(results["empty"]["rows"].get("empty app rerun (AppTest overhead)"))
     overhead = overhead_stats["median"] if overhead_stats else 0.0
     posviz, naive = results["posviz"], results["naive"]
-    print("\n## Interactions (AppTest, fresh process per app; medians of n reruns)\n")
+    print("\n### Interactions (AppTest, fresh process per app; medians of n reruns)\n")
     print(f"AppTest's own cost per rerun (empty app): median {overhead * 1000:.1f} ms; "
           "'own' = posviz median minus that.\n")  # fmt: skip
     print_table(
@@ -403,7 +418,7 @@ def report(results: dict[str, Any], *, quick: bool) -> None:
     slow = totals(naive, common)
     base = results["baseline"].get("peak_rss_mb", 0.0)
     over = {k: results[k].get("peak_rss_mb", 0.0) - base for k in ("posviz", "naive")}
-    print("## Memory and the whole sequence\n")
+    print("### Memory and the whole sequence\n")
     rows = [
         ["baseline: imports only (" + ", ".join(BASELINE_IMPORTS) + ")", f"{base:.0f} MB", ""],
         ["empty app under AppTest (baseline imports + Streamlit runtime)",
@@ -424,7 +439,7 @@ def report(results: dict[str, Any], *, quick: bool) -> None:
                          f"{results[key]['peak_rss_mb']:.0f} MB",
                          f"+{results[key]['peak_rss_mb'] - base:.0f} MB"])  # fmt: skip
     print_table(["", "value", ""], rows)
-    print("## Growth: a window change at each T x d (long text, full windows)\n")
+    print("### Growth: a window change at each T x d (long text, full windows)\n")
     growth_rows = []
     for t, dim in GROWTH_SIZES:
         size = f"{t}x{dim}"
@@ -461,8 +476,9 @@ def report(results: dict[str, Any], *, quick: bool) -> None:
     if quick:
         notes.append("--quick: fewer repeats; the naive app skips T=1024, d=768 and "
                      "growth above 256x256; browser at defaults only.")  # fmt: skip
+    print()
     for note in notes:
-        print(f"note: {note}")
+        print(f"- {note}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ figure's JSON size, for a few window sizes (the tables are built once, as the ap
 Run from the repository root::
 
     python benchmarks/compare_cost.py
+    python benchmarks/compare_cost.py --docs    # and write the table into docs/performance.md
 
 CPU time of this process (``time.process_time``, one torch thread as in the app), median of
 ``REPEATS`` runs; the load average is printed with the numbers. Nothing here asserts a time.
@@ -11,6 +12,7 @@ CPU time of this process (``time.process_time``, one torch thread as in the app)
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -21,6 +23,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks import report
 from posviz.attention import book_attention_weights
 from posviz.compare import MAX_COMPARE_TOKENS, compare_with_text
 from posviz.embeddings import SeededEmbeddings
@@ -55,9 +58,14 @@ def texts(num_tokens: int) -> tuple[str, str]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", action="store_true", help="write the table into docs/")
+    args = parser.parse_args()
     torch.set_num_threads(1)
+    started = report.start()
     print(f"load average: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs")
-    print("   n    d  scheme  causal  compare ms  figure ms  figure JSON kB")
+    header = ["n", "d", "scheme", "causal", "compare CPU ms", "figure CPU ms", "figure JSON kB"]
+    rows = []
     for num_tokens, emb_dim in ((5, 64), (5, 768), (32, 256), (MAX_COMPARE_TOKENS, 768)):
         tables = SeededEmbeddings.create(seed=123, emb_dim=emb_dim)
         first, second = texts(num_tokens)
@@ -82,11 +90,17 @@ def main() -> None:
                 end = time.process_time()
                 compare_ms.append((middle - start) * 1e3)
                 figure_ms.append((end - middle) * 1e3)
-            print(
-                f"{len(ids):4d} {emb_dim:4d}  {scheme:7s} {causal!s:6s}  "
-                f"{statistics.median(compare_ms):10.1f}  {statistics.median(figure_ms):9.1f}  "
-                f"{size / 1000:14.0f}"
-            )
+            rows.append([
+                len(ids), emb_dim, scheme, causal, f"{statistics.median(compare_ms):.1f}",
+                f"{statistics.median(figure_ms):.1f}", f"{size / 1000:.0f}",
+            ])  # fmt: skip
+            print(" | ".join(str(cell) for cell in rows[-1]), flush=True)
+    if args.docs:
+        body = (
+            f"Median of {REPEATS} runs, CPU time of this process:\n\n{report.table(header, rows)}"
+        )
+        command = "python benchmarks/compare_cost.py " + " ".join(sys.argv[1:])
+        report.write_block("compare_cost", body, when=report.stamp(started), command=command)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks import report  # noqa: E402
 from benchmarks.texts import long_text  # noqa: E402
 from devtools.client import Run, StreamlitSession  # noqa: E402
 from devtools.fake_hub import gpt2_layout, made_up_tables, serve, write_safetensors  # noqa: E402
@@ -98,7 +99,9 @@ def measure(weights: str, env: dict[str, str], reps: int) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=12, help="window changes per view")
+    parser.add_argument("--docs", action="store_true", help="write the table into docs/")
     args = parser.parse_args()
+    started = report.start()
     if not 1 <= args.reps <= 200:
         parser.error("--reps must be from 1 to 200")
     with tempfile.TemporaryDirectory(prefix="posviz-gpt2-bench-") as folder:
@@ -118,20 +121,25 @@ def main() -> None:
             results = {w: measure(w, env, args.reps) for w in ("init", "gpt2")}
     load = os.getloadavg()
     print(f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; baseline {base:.0f} MB")
-    print(
-        "| view (T=1024, d=768) | first load | window change p50 (max) | server CPU p50 "
-        "| peak RSS | over baseline |"
-    )
-    print("|---|---|---|---|---|---|")
-    for weights, r in results.items():
-        print(
-            f"| {weights} | {r['first_load_s']:.2f} s | {r['rerun_ms_p50']:.0f} ms "
-            f"({r['rerun_ms_max']:.0f} ms) | {r['rerun_cpu_ms_p50']:.0f} ms "
-            f"| {r['peak_rss_mb']:.0f} MB | +{r['peak_rss_mb'] - base:.0f} MB |"
-        )
+    header = ["view (T=1024, d=768)", "first load", "window change p50 (max)",
+              "server CPU p50", "peak RSS", "over baseline"]  # fmt: skip
+    rows = [
+        [weights, f"{r['first_load_s']:.2f} s", f"{r['rerun_ms_p50']:.0f} ms "
+         f"({r['rerun_ms_max']:.0f} ms)", f"{r['rerun_cpu_ms_p50']:.0f} ms",
+         f"{r['peak_rss_mb']:.0f} MB", f"+{r['peak_rss_mb'] - base:.0f} MB"]
+        for weights, r in results.items()
+    ]  # fmt: skip
+    print(report.table(header, rows))
     ratio = results["gpt2"]["rerun_ms_p50"] / results["init"]["rerun_ms_p50"]  # type: ignore[operator]
     print(f"gpt2 / init rerun (p50 wall): {ratio:.2f}x")
     print(json.dumps({"baseline_mb": base, "load": load, **results}))
+    if args.docs:
+        body = (
+            f"{args.reps} window changes per view; baseline (imports only) {base:.0f} MB; "
+            f"gpt2 / init rerun (p50 wall) {ratio:.2f}x.\n\n{report.table(header, rows)}"
+        )
+        command = "python benchmarks/gpt2_bench.py " + " ".join(sys.argv[1:])
+        report.write_block("gpt2_bench", body, when=report.stamp(started), command=command)
 
 
 if __name__ == "__main__":

@@ -103,6 +103,7 @@ from reference import (  # noqa: E402
     window_token_ids,
 )
 
+from benchmarks import report as docs_report  # noqa: E402
 from benchmarks.texts import long_text, varied_text  # noqa: E402
 from deploy.scaleout import Cluster, start_cluster  # noqa: E402
 from devtools.client import Run, SessionLost, StreamlitSession  # noqa: E402
@@ -1143,6 +1144,20 @@ def print_table(report: Report) -> None:
             print("-+-".join("-" * width for width in widths))
 
 
+def write_docs(
+    report: Report, chosen: Sequence[str], when: docs_report.Stamp, argv: Sequence[str] | None
+) -> None:
+    """Each scenario's rows into its own block of docs/performance.md (``loadtest <name>``),
+    so runs of different scenarios each keep their stamp."""
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    command = "python benchmarks/loadtest.py " + " ".join(arguments)
+    met = {True: "yes", False: "**no**", None: "n/a"}
+    for name in chosen:
+        rows = [(r.target, r.measured, met[r.met]) for r in report.rows if r.scenario == name]
+        body = docs_report.table(["target", "measured", "met?"], rows)
+        docs_report.write_block(f"loadtest {name}", body, when=when, command=command)
+
+
 def options(pairs: Sequence[str]) -> dict[str, str]:
     parsed = {}
     for pair in pairs:
@@ -1186,6 +1201,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="extra streamlit option for every server, e.g. runner.postScriptGC=false",
     )
     parser.add_argument("--json", type=Path, help="also write the table here")
+    parser.add_argument(
+        "--docs",
+        action="store_true",
+        help="also write each scenario's rows into its block of docs/performance.md",
+    )
     args = parser.parse_args(argv)
     args.server_option = options(args.server_option)
     chosen = [name.strip() for name in args.only.split(",") if name.strip()]
@@ -1208,6 +1228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = Report()
     ctx = Context(args, started + args.timeout, logs, report)
     load_before = load_text()
+    docs_started = docs_report.start()
     print(f"posviz load test: {', '.join(chosen)}; deadline {args.timeout:g} s; logs in {logs}")
     print(f"before: {load_before}", flush=True)
     for name in chosen:
@@ -1223,6 +1244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_after = load_text()
     print(f"\nbefore: {load_before}\nafter:  {load_after}\nwall time "
           f"{time.monotonic() - started:.0f} s; server logs in {logs}")  # fmt: skip
+    if args.docs:
+        write_docs(report, chosen, docs_report.stamp(docs_started), argv)
     if args.json:
         args.json.write_text(
             json.dumps(
