@@ -80,9 +80,14 @@ import streamlit as st
 from streamlit.components.v1 import declare_component  # the file route only: plotly.min.js
 
 from posviz.plots import CHART_BOTTOM_GAP, MIN_FILL_HEIGHT, UNKNOWN, Canvas, CanvasError
+from posviz.plots._figure import FigureSpec
 
-FigureSource: TypeAlias = "go.Figure | Callable[[Canvas], go.Figure]"
-"""A figure, or a function that builds one for the chart's canvas."""
+Drawable: TypeAlias = go.Figure | FigureSpec
+"""What a chart draws: a figure, or a figure builder's spec (``embeddings_spec``...), which
+skips building plotly.py's objects (the same JSON)."""
+
+FigureSource: TypeAlias = "Drawable | Callable[[Canvas], Drawable]"
+"""A figure (or its spec), or a function that builds one for the chart's canvas."""
 
 CHART_CONFIG: Final = {
     "displaylogo": False,
@@ -178,7 +183,7 @@ def _plotly_path() -> str:
     return f"component/{route.name}/plotly.min.js?v={PLOTLY_JS_VERSION}"
 
 
-def chart_payload(figure: go.Figure, *, canvas: Canvas, fill: bool, plotly_path: str) -> bytes:
+def chart_payload(figure: Drawable, *, canvas: Canvas, fill: bool, plotly_path: str) -> bytes:
     """The bytes the component gets for ``figure`` (the format is in the module docstring).
 
     >>> payload = chart_payload(go.Figure(go.Heatmap(z=np.eye(2, dtype=np.float32))),
@@ -187,9 +192,10 @@ def chart_payload(figure: go.Figure, *, canvas: Canvas, fill: bool, plotly_path:
     (b'PVZ1', [[1.0, 0.0], [0.0, 1.0]])
     """
     buffers = _Buffers()
-    figure_json = {
-        "data": [buffers.split(trace.to_plotly_json()) for trace in figure.data],
-        "layout": buffers.split(figure.layout.to_plotly_json()),
+    plain = figure.plotly_json() if isinstance(figure, FigureSpec) else plotly_json(figure)
+    figure_json = {  # split copies: the spec's dicts (and its shared template) stay as they are
+        "data": [buffers.split(trace) for trace in plain["data"]],
+        "layout": buffers.split(plain["layout"]),
     }
     table, blob = buffers.written()
     header = {
@@ -201,9 +207,23 @@ def chart_payload(figure: go.Figure, *, canvas: Canvas, fill: bool, plotly_path:
         "plotly": {"path": plotly_path, "version": PLOTLY_JS_VERSION},
         "buffers": table,
     }
+    return _packed(header, blob)
+
+
+def _packed(header: dict[str, Any], blob: bytes = b"") -> bytes:
+    """Magic, the JSON header's length, the header, padding to 8 bytes, the buffers."""
     encoded = str(plotly.io.json.to_json_plotly(header, engine="json")).encode()
     padding = _aligned(8 + len(encoded)) - (8 + len(encoded))
     return MAGIC + struct.pack("<I", len(encoded)) + encoded + b"\0" * padding + blob
+
+
+def plotly_json(figure: go.Figure) -> dict[str, Any]:
+    """``figure``'s traces and layout as dicts, numpy arrays kept as arrays (a figure's own
+    ``to_plotly_json`` would write them as base64 strings)."""
+    return {
+        "data": [trace.to_plotly_json() for trace in figure.data],
+        "layout": figure.layout.to_plotly_json(),
+    }
 
 
 def _aligned(offset: int) -> int:

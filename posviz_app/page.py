@@ -81,10 +81,10 @@ from posviz.lesson.word_order import (
 )
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings
 from posviz.plots import Canvas
-from posviz.plots.distance import distance_figure
-from posviz.plots.geometry import NARROWEST_CHART, geometry_figure
-from posviz.plots.heatmaps import embeddings_figure, similarity_figure, stacks
-from posviz.plots.word_order import compare_figure
+from posviz.plots.distance import distance_spec
+from posviz.plots.geometry import NARROWEST_CHART, geometry_spec
+from posviz.plots.heatmaps import embeddings_figure, embeddings_spec, similarity_spec, stacks
+from posviz.plots.word_order import compare_spec
 from posviz.presets import PRESETS, matching_preset
 from posviz.query import (
     TABS,
@@ -727,7 +727,7 @@ def embeddings_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
     """The Embeddings tab: the lesson in numbers, the three heatmaps, what the scheme adds."""
     stacked = chart_stacks(embeddings, "embeddings")
     keyed_markdown(lesson_sentence(repeat_facts(embeddings), stacked=stacked), "lesson")
-    show_chart(lambda canvas: embeddings_figure(embeddings, canvas=canvas), key="embeddings")
+    show_chart(lambda canvas: embeddings_spec(embeddings, canvas=canvas), key="embeddings")
     if settings.weights == "gpt2":
         st.markdown(source_caption(tables_commit(), len(embeddings.token_ids)))
     else:
@@ -739,7 +739,7 @@ def similarity_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
     what the position panel shows (said only as far as its numbers show it)."""
     stacked = chart_stacks(embeddings, "similarity")
     keyed_markdown(similarity_sentence(similarity_facts(embeddings), stacked=stacked), "lesson")
-    show_chart(lambda canvas: similarity_figure(embeddings, canvas=canvas), key="similarity")
+    show_chart(lambda canvas: similarity_spec(embeddings, canvas=canvas), key="similarity")
     positions = cosine_similarity(embeddings.pos_embeddings)
     neighbours = neighbour_similarity(positions)
     if settings.scheme == "learned" and neighbours is not None:
@@ -810,7 +810,7 @@ def compare_view(view: View, tables: TablesFor, *, lecture: bool) -> None:
             delta_arrow="off",
         )
     show_chart(
-        lambda canvas: compare_figure(comparison, lecture=lecture, canvas=canvas), key="compare"
+        lambda canvas: compare_spec(comparison, lecture=lecture, canvas=canvas), key="compare"
     )
     for paragraph in findings(comparison):
         st.markdown(paragraph)
@@ -837,7 +837,7 @@ def geometry_view(view: View, tables: TablesFor) -> None:
     table, their singular values and row lengths, and what the numbers say."""
     geometry = build_geometry(view, tables=tables, init_tables=tables_for, memo=kept)
     explain(geometry_lesson.INTRO, lecture=False)
-    show_chart(lambda canvas: geometry_figure(geometry, stacked=narrow(canvas)), key="geometry")
+    show_chart(lambda canvas: geometry_spec(geometry, stacked=narrow(canvas)), key="geometry")
     for paragraph in geometry_lesson.sentences(geometry):
         st.markdown(paragraph)
     view_code(view.settings, "geometry")
@@ -860,7 +860,7 @@ def distance_view(view: View, tables: TablesFor) -> None:
     )
     distance = build_distance(view, beyond=beyond, tables=tables, init_tables=tables_for, memo=kept)
     explain(distance_lesson.INTRO, lecture=False)
-    show_chart(lambda canvas: distance_figure(distance, stacked=narrow(canvas)), key="distance")
+    show_chart(lambda canvas: distance_spec(distance, stacked=narrow(canvas)), key="distance")
     for paragraph in distance_lesson.sentences(distance):
         st.markdown(paragraph)
     view_code(settings, "distance", beyond=beyond)
@@ -946,7 +946,7 @@ def stage_embeddings(view: View, slide: Slide, tables: TablesFor) -> None:
     if not (slide.step.question and slide.revealed):  # an answer leaves its height to the rows
         shapes_line(view.settings, view.batch, compact=True)
     show_chart(
-        lambda canvas: embeddings_figure(
+        lambda canvas: embeddings_spec(
             embeddings, lecture=True, panels=slide.panels, outlines=slide.outlines, canvas=canvas
         ),
         key="embeddings",
@@ -967,7 +967,7 @@ def stage_similarity(view: View, slide: Slide, tables: TablesFor) -> None:
         lambda: similarity_answer(similarity_facts(embeddings)),
     )
     show_chart(
-        lambda canvas: similarity_figure(
+        lambda canvas: similarity_spec(
             embeddings, lecture=True, outlines=slide.outlines, canvas=canvas
         ),
         key="similarity",
@@ -998,7 +998,7 @@ def stage_word_order(view: View, slide: Slide, tables: TablesFor) -> None:
         st.info(message)
         return
     show_chart(
-        lambda canvas: compare_figure(comparison, lecture=True, canvas=canvas),
+        lambda canvas: compare_spec(comparison, lecture=True, canvas=canvas),
         key="compare",
         fill=True,
         place=f"slide {slide.number}",
@@ -1027,7 +1027,7 @@ def stage_geometry(view: View, slide: Slide, tables: TablesFor) -> None:
     # One scene under the other on a phone: taller than its window, the page scrolls.
     phone = narrow(chart_canvas("geometry", place=place))
     show_chart(
-        lambda canvas: geometry_figure(
+        lambda canvas: geometry_spec(
             geometry, lecture=True, stacked=narrow(canvas), spectrum=False
         ),
         key="geometry",
@@ -1046,7 +1046,7 @@ def stage_distance(view: View, slide: Slide, tables: TablesFor) -> None:
     distance = build_distance(view, tables=tables, init_tables=tables_for, memo=kept)
     ask_or_answer(slide, question, lambda: distance_lesson.lecture_answer(distance))
     show_chart(
-        lambda canvas: distance_figure(distance, lecture=True, stacked=narrow(canvas)),
+        lambda canvas: distance_spec(distance, lecture=True, stacked=narrow(canvas)),
         key="distance",
         fill=True,
         place=f"slide {slide.number}",

@@ -214,3 +214,52 @@ def test_the_component_is_registered_under_the_name_the_tests_read() -> None:
     import charts
 
     assert charts.COMPONENT == COMPONENT_NAME
+
+
+def _specs() -> list[tuple[str, object]]:
+    """(name, spec) of every figure builder at a few settings, as the page builds them."""
+    from posviz.distance import build_distance
+    from posviz.geometry import build_geometry
+    from posviz.plots.distance import distance_spec
+    from posviz.plots.geometry import geometry_spec
+    from posviz.plots.heatmaps import embeddings_spec, similarity_spec
+    from posviz.plots.word_order import compare_spec
+    from posviz.view import build_word_order
+
+    canvas = Canvas(width=900, height=600, window_width=1280, window_height=800)
+    phone = Canvas(width=358, height=700, window_width=390, window_height=844)
+    rose = build_view(Settings(scheme="rope"))
+    pair = build_view(Settings(text="The dog bites the man", compare_text="The man bites the dog"))
+    window = rose.embeddings
+    assert window is not None
+    return [
+        ("embeddings", embeddings_spec(window, canvas=canvas)),
+        ("embeddings, phone", embeddings_spec(window, canvas=phone)),
+        ("embeddings, lecture", embeddings_spec(window, lecture=True, panels=2, canvas=canvas)),
+        ("similarity", similarity_spec(window, canvas=canvas)),
+        ("word order", compare_spec(build_word_order(pair), canvas=phone)),
+        ("geometry", geometry_spec(build_geometry(rose))),
+        ("distance", distance_spec(build_distance(rose, beyond=4), stacked=True)),
+    ]
+
+
+@pytest.mark.parametrize(("name", "spec"), _specs(), ids=lambda value: str(value)[:40])
+def test_a_spec_sends_what_its_figure_would(name: str, spec: object) -> None:
+    """The page draws the builders' specs (no plotly.py objects); the bytes are those its
+    ``go.Figure`` gives, template included, so the public figure and the chart are one."""
+    from posviz.plots._figure import FigureSpec
+
+    assert isinstance(spec, FigureSpec), name
+    canvas = Canvas(width=900, height=600, window_width=1280, window_height=800)
+    direct = chart_payload(spec, canvas=canvas, fill=False, plotly_path="plotly.min.js")
+    through_plotly = chart_payload(
+        spec.figure(), canvas=canvas, fill=False, plotly_path="plotly.min.js"
+    )
+    # The same figure (plotly.py sorts the keys; the arrays are compared as numbers).
+    canonical = [
+        json.dumps(decode_payload(payload).figure, sort_keys=True, default=np.ndarray.tolist)
+        for payload in (direct, through_plotly)
+    ]
+    assert canonical[0] == canonical[1]
+    assert len(direct) == len(through_plotly)  # the same arrays, as raw bytes in both
+    assert decode_payload(direct).figure["layout"]["template"]["layout"]  # the default look

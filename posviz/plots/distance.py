@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Final
 
 import numpy as np
-import plotly.graph_objects as go
 
 from posviz.distance import DistanceCurve, DistanceView
+from posviz.plots._figure import FigureSpec, as_figure
 from posviz.plots._layout import TABLE_COLOURS, TOOLBAR_ROOM, Trace, trace, type_sizes
 from posviz.token_text import for_plotly
 
@@ -76,9 +76,9 @@ def _traces(curve: DistanceCurve) -> list[Trace]:
     ]
 
 
-def distance_figure(
+def distance_spec(
     view: DistanceView, *, lecture: bool = False, stacked: bool = False
-) -> go.Figure:
+) -> FigureSpec:
     """One line and band per scheme (``stacked``: a phone's narrower layout, the legend in
     more rows); distances ``k ≥ T`` past the context length are shaded and labelled."""
     sizes = type_sizes(lecture=lecture)
@@ -161,4 +161,7 @@ def distance_figure(
                 "yshift": 4, "showarrow": False, "font": {"size": sizes.text},
             }
         ]  # fmt: skip
-    return go.Figure(data=traces, layout=layout, _validate=False)  # built to plotly.js's schema
+    return FigureSpec(traces, layout)
+
+
+distance_figure = as_figure(distance_spec)

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
-import plotly.graph_objects as go
 
 from posviz.geometry import GeometryView, TableGeometry
+from posviz.plots._figure import FigureSpec, as_figure
 from posviz.plots._layout import (
     POSITION_COLORSCALE,
     STACKED_WIDTH,
@@ -233,9 +233,9 @@ def _rows(
     return rows
 
 
-def geometry_figure(
+def geometry_spec(
     view: GeometryView, *, lecture: bool = False, stacked: bool = False, spectrum: bool = True
-) -> go.Figure:
+) -> FigureSpec:
     """The two tables' 3D scatters side by side (``stacked``: one under the other, for
     phones), and with ``spectrum`` their singular values and row lengths under them."""
     sizes = type_sizes(lecture=lecture)
@@ -311,7 +311,7 @@ def geometry_figure(
     if spectrum:
         for shape in shapes:
             traces += _lines(shape, (("x", "y"), ("x2", "y2")))
-    return go.Figure(data=traces, layout=layout, _validate=False)  # built to plotly.js's schema
+    return FigureSpec(traces, layout)
 
 
 def _position_bar(
@@ -341,3 +341,6 @@ def _position_bar(
         "cmax": max(view.settings.context_length - 1, 1),
         "colorbar": bar,
     }
+
+
+geometry_figure = as_figure(geometry_spec)

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
-import plotly.graph_objects as go
 
 from posviz.config import Scheme
 from posviz.pipeline import WindowEmbeddings
+from posviz.plots._figure import FigureSpec, as_figure
 from posviz.plots._identity import Identity, cell_outlines, identity, row_outlines
 from posviz.plots._layout import (
     UNKNOWN,
@@ -176,7 +176,7 @@ def stacks(
     return arrange(canvas, lecture=lecture, count=panels, token_texts=window.token_texts).stacked
 
 
-def embeddings_figure(
+def embeddings_spec(
     window: WindowEmbeddings,
     *,
     lecture: bool = False,
@@ -186,7 +186,7 @@ def embeddings_figure(
     canvas: Canvas = UNKNOWN,
     max_cells: int = MAX_CELLS,
     hover_cells: int = HOVER_CELLS,
-) -> go.Figure:
+) -> FigureSpec:
     """One figure, three heatmaps: token, positional and input embeddings of ``window``.
 
     Rows are labelled with the window's own ``token_texts``; a repeated token's rows are
@@ -301,13 +301,10 @@ def embeddings_figure(
                 width=width,
             )
         layout["shapes"] = shapes
-    # Every property above is built here from typed values, so plotly's per-property
-    # validation is skipped: it took half of a rerun at the default sizes (12 of 25 ms) and
-    # walked every row label at T=1024. The JSON is the same as with validation.
-    return go.Figure(data=traces, layout=layout, _validate=False)
+    return FigureSpec(traces, layout)
 
 
-def similarity_figure(
+def similarity_spec(
     window: WindowEmbeddings,
     *,
     lecture: bool = False,
@@ -315,7 +312,7 @@ def similarity_figure(
     outlines: bool = True,
     canvas: Canvas = UNKNOWN,
     max_positions: int = MAX_POSITIONS,
-) -> go.Figure:
+) -> FigureSpec:
     """Three ``n × n`` heatmaps: cosine similarity between positions of the token, position
     and input matrices, on one colour axis fixed to ``[-1, 1]``.
 
@@ -413,4 +410,10 @@ def similarity_figure(
             ]
             shapes += cell_outlines(marks, axes=grid.axes[panel], identical=reads_one, width=width)
         layout["shapes"] = shapes
-    return go.Figure(data=traces, layout=layout, _validate=False)
+    return FigureSpec(traces, layout)
+
+
+embeddings_figure = as_figure(embeddings_spec)
+
+
+similarity_figure = as_figure(similarity_spec)

@@ -15,10 +15,10 @@ import math
 from typing import Final
 
 import numpy as np
-import plotly.graph_objects as go
 import torch
 
 from posviz.compare import OrderComparison
+from posviz.plots._figure import FigureSpec, as_figure
 from posviz.plots._layout import (
     CHART_BOTTOM_GAP,
     COLORSCALE_STEPS,
@@ -59,9 +59,9 @@ def _position_axis(labels: list[str], *, font_size: int) -> dict[str, object]:
     }
 
 
-def compare_figure(
+def compare_spec(
     comparison: OrderComparison, *, lecture: bool = False, canvas: Canvas = UNKNOWN
-) -> go.Figure:
+) -> FigureSpec:
     """Eight heatmaps (2 texts x 4 matrices) for a comparison of two reorderings.
 
     ``canvas``: the room the chart has on the page; when a panel of the 4 x 2 grid would be
@@ -146,14 +146,15 @@ def compare_figure(
         for row, z in enumerate(shown):
             text = ("first", "second")[row]
             index = row * 4 + column + 1
+            suffix = "" if index == 1 else str(index)  # plotly's names: x, x2, ... (not x1)
             traces[index - 1] = {
                 "type": "heatmap",
                 "z": z,
                 "x": dims,
                 "y": labels[row],
                 "coloraxis": axis,
-                "xaxis": f"x{index}",
-                "yaxis": f"y{index}",
+                "xaxis": f"x{suffix}",
+                "yaxis": f"y{suffix}",
                 "name": f"{text} text: {name}",
                 "hovertemplate": f"{text} text<br>{name}<br>"
                 "position · token: %{y}<br>dimension: %{x}<br>value: %{z:.4f}<extra></extra>",
@@ -162,18 +163,18 @@ def compare_figure(
             x_domain, y_domain = [start, start + width], [bottom, bottom + height]
             if grid is not None:
                 x_domain, y_domain = [0.0, 1.0], grid.panel(column, row)
-            layout[f"xaxis{index}"] = {
+            layout[f"xaxis{suffix}"] = {
                 "domain": x_domain,
-                "anchor": f"y{index}",
+                "anchor": f"y{suffix}",
                 "title": {"text": "dimension" if row == 1 else ""},
                 "showticklabels": row == 1 or not lecture,
-                **({} if index == 1 else {"matches": "x1" if row == 0 else "x5"}),
+                **({} if column == 0 else {"matches": "x" if row == 0 else "x5"}),
             }
             labelled = column == 0 or grid is not None  # stacked: every panel has its rows
-            layout[f"yaxis{index}"] = {
+            layout[f"yaxis{suffix}"] = {
                 **_position_axis(labels[row], font_size=font_size - 2),
                 "domain": y_domain,
-                "anchor": f"x{index}",
+                "anchor": f"x{suffix}",
                 "showticklabels": labelled,
                 "title": {
                     "text": ("first text" if row == 0 else "second text") if labelled else "",
@@ -191,7 +192,7 @@ def compare_figure(
                 font_size=font_size,
             )
         )
-    return go.Figure(data=traces, layout=layout, _validate=False)
+    return FigureSpec(traces, layout)
 
 
 def _stacks(
@@ -210,6 +211,9 @@ def _stacks(
     lines = [line for title in titles for line in title.split("<br>")]
     widest = max(text_width(line, font_size, bold=True) for line in lines)
     return plot * width < widest + 12
+
+
+compare_figure = as_figure(compare_spec)
 
 
 class _StackedGrid:
