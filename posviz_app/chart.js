@@ -80,6 +80,7 @@ function decode(bytes) {
     spec.bdata = bytes.buffer.slice(start + offset, start + offset + size);
     delete spec.bref;
   }
+  if (header.template) header.figure.layout.template = header.template; // sent beside it
   return header;
 }
 

@@ -40,7 +40,8 @@ The payload (``data`` of the component, bytes)::
     buffers                       each padded to a multiple of 8; header["buffers"] gives
                                   each one's offset (from the buffers' start) and size
 
-    header = {"figure": {"data": [...], "layout": {...}},  # arrays as {dtype, shape, bref}
+    header = {"template": {...},     # optional: the layout's template, kept out of it
+              "figure": {"data": [...], "layout": {...}},  # arrays as {dtype, shape, bref}
               "config": {...},       # Plotly's config (the PNG button's settings)
               "canvas": {...} | None,  # the size the figure was laid out for
               "fill": bool,          # the figure's height follows the window's
@@ -50,8 +51,9 @@ The payload (``data`` of the component, bytes)::
 
 Every numpy array plotly.py would send as a typed array (its ``to_typed_array_spec`` rules:
 int64 narrowed, the 8 dtypes plotly.js reads) travels as raw bytes instead of base64 JSON;
-identical arrays (the three panels' hover values) travel once. :func:`decode_payload` reads
-it back.
+identical arrays (the three panels' hover values) travel once; the default template is encoded
+once per process and sent beside the layout, which gets it back in the browser.
+:func:`decode_payload` reads it all back.
 
 Streamlit APIs used, all public in 1.67: ``component`` of ``st.components`` version 2
 (``js``, ``isolate_styles``, ``data`` as bytes, ``key``, ``on_size_change``), the
@@ -65,9 +67,10 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+import weakref
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from functools import partial
+from functools import cache, partial
 from importlib import resources
 from typing import Any, Final, TypeAlias
 
@@ -77,6 +80,7 @@ import plotly.graph_objects as go
 import plotly.io.json
 import plotly.offline
 import streamlit as st
+from streamlit import runtime
 from streamlit.components.v1 import declare_component  # the file route only: plotly.min.js
 
 from posviz.plots import CHART_BOTTOM_GAP, MIN_FILL_HEIGHT, UNKNOWN, Canvas, CanvasError
@@ -177,10 +181,41 @@ def _remember_canvas(key: str, place: str) -> None:
 
 def _plotly_path() -> str:
     """plotly.min.js's URL path, relative to the page: Streamlit's custom component file
-    route for the ``plotly`` package's own folder (registered, again, in each run: cheap, and
-    the runtime that serves the page is the one that runs the script)."""
-    route = declare_component("plotly", path=PLOTLY_DIR)
-    return f"component/{route.name}/plotly.min.js?v={PLOTLY_JS_VERSION}"
+    route for the ``plotly`` package's own folder, registered once with each runtime's
+    registry (the runtime that serves the page is the one that runs the script; registering
+    again in every run cost about 1 ms of it)."""
+    registry = _component_registry()
+    if registry is None or registry not in _REGISTERED:
+        route = declare_component("plotly", path=PLOTLY_DIR)
+        if registry is not None:
+            _REGISTERED.add(registry)
+        assert route.name == _PLOTLY_ROUTE, route.name
+    return f"component/{_PLOTLY_ROUTE}/plotly.min.js?v={PLOTLY_JS_VERSION}"
+
+
+_PLOTLY_ROUTE: Final = f"{__name__}.plotly"  # the name declare_component gives it here
+_REGISTERED: Final[weakref.WeakSet[object]] = weakref.WeakSet()
+
+
+def _component_registry() -> object | None:
+    """The component registry of the running Streamlit runtime, ``None`` without one."""
+    if not runtime.exists():
+        return None
+    registry: object = runtime.get_instance().component_registry
+    return registry
+
+
+@cache
+def default_template() -> dict[str, Any]:
+    """The template a spec's layout gets by default (shared: compared by identity)."""
+    template: dict[str, Any] = FigureSpec([], {}).plotly_json()["layout"]["template"]
+    return template
+
+
+@cache
+def _template_json() -> bytes:
+    """:func:`default_template` as the header's JSON (its arrays, if any, as lists)."""
+    return str(plotly.io.json.to_json_plotly(default_template(), engine="json")).encode()
 
 
 def chart_payload(figure: Drawable, *, canvas: Canvas, fill: bool, plotly_path: str) -> bytes:
@@ -193,9 +228,14 @@ def chart_payload(figure: Drawable, *, canvas: Canvas, fill: bool, plotly_path: 
     """
     buffers = _Buffers()
     plain = figure.plotly_json() if isinstance(figure, FigureSpec) else plotly_json(figure)
-    figure_json = {  # split copies: the spec's dicts (and its shared template) stay as they are
+    layout = plain["layout"]
+    template = layout.get("template")
+    shared = template is not None and template is default_template()
+    if shared:  # sent as the header's "template", encoded once per process
+        layout = {name: value for name, value in layout.items() if name != "template"}
+    figure_json = {  # split copies: the spec's dicts stay as they are
         "data": [buffers.split(trace) for trace in plain["data"]],
-        "layout": buffers.split(plain["layout"]),
+        "layout": buffers.split(layout),
     }
     table, blob = buffers.written()
     header = {
@@ -207,12 +247,15 @@ def chart_payload(figure: Drawable, *, canvas: Canvas, fill: bool, plotly_path: 
         "plotly": {"path": plotly_path, "version": PLOTLY_JS_VERSION},
         "buffers": table,
     }
-    return _packed(header, blob)
+    return _packed(header, blob, template=shared)
 
 
-def _packed(header: dict[str, Any], blob: bytes = b"") -> bytes:
-    """Magic, the JSON header's length, the header, padding to 8 bytes, the buffers."""
+def _packed(header: dict[str, Any], blob: bytes, *, template: bool) -> bytes:
+    """Magic, the JSON header's length, the header, padding to 8 bytes, the buffers; with
+    ``template``, the header's first key is the default template, spliced in as encoded."""
     encoded = str(plotly.io.json.to_json_plotly(header, engine="json")).encode()
+    if template:
+        encoded = b'{"template": ' + _template_json() + b", " + encoded[1:]
     padding = _aligned(8 + len(encoded)) - (8 + len(encoded))
     return MAGIC + struct.pack("<I", len(encoded)) + encoded + b"\0" * padding + blob
 
@@ -324,8 +367,11 @@ def decode_payload(payload: bytes) -> ChartPayload:
         return value
 
     canvas = Canvas(**header["canvas"]) if header["canvas"] else UNKNOWN
+    figure = restore(header["figure"])
+    if "template" in header:
+        figure["layout"]["template"] = header["template"]
     return ChartPayload(
-        figure=restore(header["figure"]),
+        figure=figure,
         config=header["config"],
         canvas=canvas,
         fill=bool(header["fill"]),

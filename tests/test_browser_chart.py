@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import plotly.io
 import pytest
 
 from devtools.plotly_calls import RECORD_PLOTLY_CALLS
@@ -92,4 +93,7 @@ def test_hover_shows_the_three_values_and_the_theme_colours_the_chart(
     # .streamlit/config.toml: backgroundColor #ffffff, textColor #111111; Plotly's own font.
     assert layout[0] in ("#ffffff", "rgb(255, 255, 255)") and layout[1] in ("#111111", "#111")
     assert "Open Sans" in layout[2]
+    # The default template travels beside the layout (encoded once) and is put back into it.
+    template = page.evaluate("(s) => document.querySelector(s).layout.template", CHART)
+    assert template == plotly.io.templates[plotly.io.templates.default].to_plotly_json()
     assert page.console_errors == []
