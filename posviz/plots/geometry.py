@@ -44,7 +44,7 @@ PANEL_HEIGHT: Final = 220  # px of the singular-value and length panels
 MARKERS_UP_TO: Final = 64  # a dot per value up to this many values, a plain line above
 # Further than plotly's (1.25, 1.25, 1.25) side by side: plotly fits a scene to its height, so
 # a scene narrower than tall (half a 1024-px window's chart) still shows its whole box.
-CAMERA_EYE: Final = {"x": 2.3, "y": 2.3, "z": 1.5}
+CAMERA_EYE: Final = {"x": 2.8, "y": 2.8, "z": 1.8}
 STACKED_EYE: Final = {"x": 1.7, "y": 1.7, "z": 1.15}  # a phone's square scene
 NARROWEST_CHART: Final = 560  # px: the chart in a 1024-px window with the sidebar open
 TICK_ROOM: Final = 46  # px left of an x-y panel for its tick labels (4 digits at 15 px)
