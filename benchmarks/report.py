@@ -48,7 +48,8 @@ class Stamp:
 
 
 def commit() -> str:
-    """The checked-out commit, marked when the working tree has uncommitted changes."""
+    """The checked-out commit, marked when the working tree has uncommitted changes (other
+    than to docs/performance.md, which the benchmarks write)."""
 
     def git(*args: str) -> str:
         return subprocess.run(
@@ -56,7 +57,9 @@ def commit() -> str:
         ).stdout.strip()
 
     head = git("rev-parse", "--short", "HEAD") or "unknown"
-    return head + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+    page = f":!{PERFORMANCE.relative_to(ROOT)}"
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", page)
+    return head + ("+changes" if changed else "")
 
 
 def machine() -> str:

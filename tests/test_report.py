@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from benchmarks.report import Stamp, table, write_block
 
 WHEN = Stamp(
@@ -32,3 +34,33 @@ def test_a_block_is_written_then_replaced_and_the_prose_kept(tmp_path: Path) -> 
     assert "| 1 | 2 |" not in second and "| 3 |" in second
     assert second.count("<!-- benchmark: timing -->") == 1
     assert second.startswith("# Performance\n\nProse before.\n") and second.endswith("after.\n")
+
+
+def test_the_commit_is_marked_changed_by_any_file_but_the_page_it_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    from benchmarks import report
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    (tmp_path / "docs").mkdir()
+    page = tmp_path / "docs" / "performance.md"
+    page.write_text("# Performance\n", encoding="utf-8")
+    (tmp_path / "code.py").write_text("x = 1\n", encoding="utf-8")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start")
+    monkeypatch.setattr(report, "ROOT", tmp_path)
+    monkeypatch.setattr(report, "PERFORMANCE", page)
+    head = subprocess.run(
+        ["git", "-C", str(tmp_path), "rev-parse", "--short", "HEAD"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    assert report.commit() == head
+    page.write_text("# Performance\n\nA block.\n", encoding="utf-8")  # a benchmark wrote it
+    assert report.commit() == head
+    (tmp_path / "code.py").write_text("x = 2\n", encoding="utf-8")
+    assert report.commit() == head + "+changes"
