@@ -1,5 +1,6 @@
-"""What compare mode adds to a rerun: CPU time of the comparison and its figure, and the
-figure's JSON size, for a few window sizes (the tables are built once, as the app caches them).
+"""What compare mode adds to a rerun: CPU time of the comparison and its chart (the figure's
+spec and the bytes the chart component gets, as the page sends them), and their size, for a few
+window sizes (the tables are built once, as the app caches them).
 
 Run from the repository root::
 
@@ -27,8 +28,10 @@ from benchmarks import report
 from posviz.attention import book_attention_weights
 from posviz.compare import MAX_COMPARE_TOKENS, compare_with_text
 from posviz.embeddings import SeededEmbeddings
-from posviz.plots.word_order import compare_figure
+from posviz.plots import UNKNOWN
+from posviz.plots.word_order import compare_spec
 from posviz.tokenizer import encode
+from posviz_app.chart import chart_payload
 
 REPEATS = 5
 WORDS = [
@@ -64,7 +67,7 @@ def main() -> None:
     torch.set_num_threads(1)
     started = report.start()
     print(f"load average: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs")
-    header = ["n", "d", "scheme", "causal", "compare CPU ms", "figure CPU ms", "figure JSON kB"]
+    header = ["n", "d", "scheme", "causal", "compare CPU ms", "chart CPU ms", "chart kB"]
     rows = []
     for num_tokens, emb_dim in ((5, 64), (5, 768), (32, 256), (MAX_COMPARE_TOKENS, 768)):
         tables = SeededEmbeddings.create(seed=123, emb_dim=emb_dim)
@@ -85,8 +88,8 @@ def main() -> None:
                     causal=causal,
                 )
                 middle = time.process_time()
-                figure = compare_figure(comparison)
-                size = len(figure.to_json())
+                spec = compare_spec(comparison)
+                size = len(chart_payload(spec, canvas=UNKNOWN, fill=False, plotly_path="p.js"))
                 end = time.process_time()
                 compare_ms.append((middle - start) * 1e3)
                 figure_ms.append((end - middle) * 1e3)

@@ -16,8 +16,9 @@ time of this process (``time.process_time``, one torch thread as in the app) for
   (``memo``): the Geometry tab recomputes only GPT-2's cosines with the window's tokens, the
   Distance tab only RoPE's curve;
 
-each from settings to the figure's JSON (what the server serialises for the browser), median of
-``--reps`` runs, and the figure's JSON size in bytes. Then (``app`` rows; ``--no-app`` skips
+each from settings to the bytes the chart component gets (the figure's spec and
+``chart_payload``: what the server serialises for the browser), median of ``--reps`` runs, and
+their size. Then (``app`` rows; ``--no-app`` skips
 them) the same through the page itself, driven by AppTest: the whole rerun of the open tab.
 The load average is printed with the numbers; nothing here asserts a time.
 """
@@ -41,12 +42,13 @@ from benchmarks import report
 from posviz.config import Settings, for_weights
 from posviz.distance import build_distance
 from posviz.embeddings import SeededEmbeddings
-from posviz.export import figure_json
 from posviz.geometry import build_geometry
 from posviz.gpt2.store import Gpt2Embeddings
-from posviz.plots.distance import distance_figure
-from posviz.plots.geometry import geometry_figure
+from posviz.plots import UNKNOWN
+from posviz.plots.distance import distance_spec
+from posviz.plots.geometry import geometry_spec
 from posviz.view import build_view
+from posviz_app.chart import chart_payload
 
 R = TypeVar("R")
 APP = Path(__file__).resolve().parent.parent / "app.py"
@@ -74,18 +76,21 @@ def stand_in_gpt2(vocab: int, rows: int, emb_dim: int) -> Gpt2Embeddings:
 
 
 def figure_bytes(view: str, settings: Settings, tables: object, init: object, memo: Kept) -> int:
-    """Settings to the figure's JSON, as the tab does it; returns the JSON's size."""
+    """Settings to the bytes the chart component gets, as the tab does it (the figure's spec
+    and :func:`~posviz_app.chart.chart_payload`); returns their size."""
     shown = build_view(settings, tables=lambda _: tables)  # as the page: the view, then the tab
     kwargs = {"tables": lambda _: tables, "init_tables": lambda _: init, "memo": memo}
     if view == "geometry":
-        return len(figure_json(geometry_figure(build_geometry(shown, **kwargs))))  # type: ignore[arg-type]
-    return len(figure_json(distance_figure(build_distance(shown, **kwargs))))  # type: ignore[arg-type]
+        spec = geometry_spec(build_geometry(shown, **kwargs))  # type: ignore[arg-type]
+    else:
+        spec = distance_spec(build_distance(shown, **kwargs))  # type: ignore[arg-type]
+    return len(chart_payload(spec, canvas=UNKNOWN, fill=False, plotly_path="plotly.min.js"))
 
 
 def measure(
     view: str, settings: Settings, tables: object, init: object, reps: int
 ) -> tuple[float, float, int]:
-    """Median CPU ms cold and warm (see the module docstring), and the JSON bytes."""
+    """Median CPU ms cold and warm (see the module docstring), and the payload's bytes."""
     cold, warm, size = [], [], 0
     edited = Settings(**{**vars(settings), "text": settings.text.replace("cat", "dog")})
     for _ in range(reps):
@@ -101,7 +106,7 @@ def measure(
 
 
 def core_rows(rows: int, emb_dim: int, reps: int) -> list[list[object]]:
-    """The core path (settings to figure JSON) for each view, weights and scheme."""
+    """The core path (settings to the chart's bytes) for each view, weights and scheme."""
     init = SeededEmbeddings.create(seed=123, emb_dim=emb_dim)
     init_768 = init if emb_dim == 768 else SeededEmbeddings.create(seed=123, emb_dim=768)
     gpt2 = stand_in_gpt2(50257, 1024, 768)  # GPT-2 fixes d = 768
@@ -126,6 +131,7 @@ def app_rows(rows: int, emb_dim: int, reps: int) -> list[list[object]]:
     from streamlit.testing.v1 import AppTest
 
     import posviz_app.page
+    from posviz_app.chart import COMPONENT_NAME as CHART_COMPONENT
 
     found: list[list[object]] = []
     text = TEXT * (rows // 6 + 1)
@@ -149,7 +155,11 @@ def app_rows(rows: int, emb_dim: int, reps: int) -> list[list[object]]:
                     raise RuntimeError([e.value for e in (*at.exception, *at.error)])
                 cold.append((middle - start) * 1e3)
                 warm.append((end - middle) * 1e3)
-                size = sum(len(c.proto.spec) for c in at.get("plotly_chart"))
+                size = sum(  # the chart component's payload: JSON header + raw arrays
+                    len(element.proto.bytes)
+                    for element in at.get("bidi_component")
+                    if element.proto.component_name == CHART_COMPONENT
+                )
             found.append(
                 ["app", view, "init", scheme, f"{statistics.median(cold):.1f}",
                  f"{statistics.median(warm):.1f}", f"{size:,}"]
@@ -157,7 +167,7 @@ def app_rows(rows: int, emb_dim: int, reps: int) -> list[list[object]]:
     return found
 
 
-HEADER = ("path", "view", "weights", "scheme", "cold CPU ms", "warm CPU ms", "figure JSON bytes")
+HEADER = ("path", "view", "weights", "scheme", "cold CPU ms", "warm CPU ms", "bytes")
 
 
 def main(argv: list[str] | None = None) -> None:
