@@ -60,10 +60,24 @@ class FigureSpec:
 
 
 def as_figure(spec: Callable[P, FigureSpec]) -> Callable[P, go.Figure]:
-    """The public builder of ``spec``: the same arguments, the figure as ``go.Figure``."""
+    """The public builder of ``spec``: the same arguments, the figure as ``go.Figure``, named
+    for it (``embeddings_spec`` gives ``embeddings_figure``).
+
+    >>> def dots_spec(n: int) -> FigureSpec:
+    ...     "Dots."
+    ...     return FigureSpec([{"type": "scatter", "y": list(range(n))}], {})
+    >>> dots_figure = as_figure(dots_spec)
+    >>> dots_figure.__name__, dots_figure.__doc__.splitlines()[0], dots_figure(3).data[0].y
+    ('dots_figure', 'Dots.', (0, 1, 2))
+    """
 
     @wraps(spec)
     def build(*args: P.args, **kwargs: P.kwargs) -> go.Figure:
         return spec(*args, **kwargs).figure()
 
+    name = spec.__name__.removesuffix("_spec") + "_figure"
+    build.__name__ = name
+    build.__qualname__ = spec.__qualname__.removesuffix(spec.__name__) + name
+    returns = f"As ``go.Figure``; :func:`{spec.__name__}` gives the spec."
+    build.__doc__ = f"{spec.__doc__ or ''}\n\n{returns}"
     return build
