@@ -11,6 +11,7 @@ import inspect
 import json
 import re
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +25,16 @@ from streamlit.proto.BidiComponent_pb2 import BidiComponent
 from streamlit.testing.v1 import AppTest
 
 from posviz.config import Settings
+from posviz.distance import build_distance
+from posviz.geometry import build_geometry
+from posviz.pipeline import WindowEmbeddings
 from posviz.plots import UNKNOWN, Canvas
-from posviz.plots.heatmaps import embeddings_figure
-from posviz.view import build_view
+from posviz.plots._figure import FigureSpec
+from posviz.plots.distance import distance_spec
+from posviz.plots.geometry import geometry_spec
+from posviz.plots.heatmaps import embeddings_figure, embeddings_spec, similarity_spec
+from posviz.plots.word_order import compare_spec
+from posviz.view import View, build_view, build_word_order
 from posviz_app.chart import (
     CHART_CONFIG,
     COMPONENT_NAME,
@@ -216,39 +224,35 @@ def test_the_component_is_registered_under_the_name_the_tests_read() -> None:
     assert charts.COMPONENT == COMPONENT_NAME
 
 
-def _specs() -> list[tuple[str, object]]:
-    """(name, spec) of every figure builder at a few settings, as the page builds them."""
-    from posviz.distance import build_distance
-    from posviz.geometry import build_geometry
-    from posviz.plots.distance import distance_spec
-    from posviz.plots.geometry import geometry_spec
-    from posviz.plots.heatmaps import embeddings_spec, similarity_spec
-    from posviz.plots.word_order import compare_spec
-    from posviz.view import build_word_order
-
-    canvas = Canvas(width=900, height=600, window_width=1280, window_height=800)
-    phone = Canvas(width=358, height=700, window_width=390, window_height=844)
+@cache
+def _views() -> tuple[WindowEmbeddings, View, View]:
+    """The rose window under RoPE, its view, and a two-text Word-order view (built once)."""
     rose = build_view(Settings(scheme="rope"))
     pair = build_view(Settings(text="The dog bites the man", compare_text="The man bites the dog"))
-    window = rose.embeddings
-    assert window is not None
-    return [
-        ("embeddings", embeddings_spec(window, canvas=canvas)),
-        ("embeddings, phone", embeddings_spec(window, canvas=phone)),
-        ("embeddings, lecture", embeddings_spec(window, lecture=True, panels=2, canvas=canvas)),
-        ("similarity", similarity_spec(window, canvas=canvas)),
-        ("word order", compare_spec(build_word_order(pair), canvas=phone)),
-        ("geometry", geometry_spec(build_geometry(rose))),
-        ("distance", distance_spec(build_distance(rose, beyond=4), stacked=True)),
-    ]
+    assert rose.embeddings is not None
+    return rose.embeddings, rose, pair
 
 
-@pytest.mark.parametrize(("name", "spec"), _specs(), ids=lambda value: str(value)[:40])
-def test_a_spec_sends_what_its_figure_would(name: str, spec: object) -> None:
+_WIDE = Canvas(width=900, height=600, window_width=1280, window_height=800)
+_PHONE = Canvas(width=358, height=700, window_width=390, window_height=844)
+SPECS: dict[str, Callable[[], FigureSpec]] = {  # every figure builder, as the page calls it
+    "embeddings": lambda: embeddings_spec(_views()[0], canvas=_WIDE),
+    "embeddings, phone": lambda: embeddings_spec(_views()[0], canvas=_PHONE),
+    "embeddings, lecture": lambda: embeddings_spec(
+        _views()[0], lecture=True, panels=2, canvas=_WIDE
+    ),
+    "similarity": lambda: similarity_spec(_views()[0], canvas=_WIDE),
+    "word order": lambda: compare_spec(build_word_order(_views()[2]), canvas=_PHONE),
+    "geometry": lambda: geometry_spec(build_geometry(_views()[1])),
+    "distance": lambda: distance_spec(build_distance(_views()[1], beyond=4), stacked=True),
+}
+
+
+@pytest.mark.parametrize("name", SPECS)
+def test_a_spec_sends_what_its_figure_would(name: str) -> None:
     """The page draws the builders' specs (no plotly.py objects); the bytes are those its
     ``go.Figure`` gives, template included, so the public figure and the chart are one."""
-    from posviz.plots._figure import FigureSpec
-
+    spec = SPECS[name]()
     assert isinstance(spec, FigureSpec), name
     canvas = Canvas(width=900, height=600, window_width=1280, window_height=800)
     direct = chart_payload(spec, canvas=canvas, fill=False, plotly_path="plotly.min.js")
