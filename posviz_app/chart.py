@@ -84,7 +84,7 @@ from streamlit import runtime
 from streamlit.components.v1 import declare_component  # the file route only: plotly.min.js
 
 from posviz.plots import CHART_BOTTOM_GAP, MIN_FILL_HEIGHT, UNKNOWN, Canvas, CanvasError
-from posviz.plots._figure import FigureSpec
+from posviz.plots._figure import FigureSpec, default_template
 
 Drawable: TypeAlias = go.Figure | FigureSpec
 """What a chart draws: a figure, or a figure builder's spec (``embeddings_spec``...), which
@@ -206,16 +206,9 @@ def _component_registry() -> object | None:
 
 
 @cache
-def default_template() -> dict[str, Any]:
-    """The template a spec's layout gets by default (shared: compared by identity)."""
-    template: dict[str, Any] = FigureSpec([], {}).plotly_json()["layout"]["template"]
-    return template
-
-
-@cache
-def _template_json() -> bytes:
-    """:func:`default_template` as the header's JSON (its arrays, if any, as lists)."""
-    return str(plotly.io.json.to_json_plotly(default_template(), engine="json")).encode()
+def _template_json(name: str) -> bytes:
+    """Template ``name`` (:func:`~posviz.plots._figure.default_template`) as the header's JSON."""
+    return str(plotly.io.json.to_json_plotly(plotly.io.templates[name], engine="json")).encode()
 
 
 def chart_payload(figure: Drawable, *, canvas: Canvas, fill: bool, plotly_path: str) -> bytes:
@@ -229,8 +222,7 @@ def chart_payload(figure: Drawable, *, canvas: Canvas, fill: bool, plotly_path: 
     buffers = _Buffers()
     plain = figure.plotly_json() if isinstance(figure, FigureSpec) else plotly_json(figure)
     layout = plain["layout"]
-    template = layout.get("template")
-    shared = template is not None and template is default_template()
+    shared = layout.get("template") is default_template()  # a spec's, by identity
     if shared:  # sent as the header's "template", encoded once per process
         layout = {name: value for name, value in layout.items() if name != "template"}
     figure_json = {  # split copies: the spec's dicts stay as they are
@@ -255,7 +247,8 @@ def _packed(header: dict[str, Any], blob: bytes, *, template: bool) -> bytes:
     ``template``, the header's first key is the default template, spliced in as encoded."""
     encoded = str(plotly.io.json.to_json_plotly(header, engine="json")).encode()
     if template:
-        encoded = b'{"template": ' + _template_json() + b", " + encoded[1:]
+        spliced = _template_json(str(plotly.io.templates.default))
+        encoded = b'{"template": ' + spliced + b", " + encoded[1:]
     padding = _aligned(8 + len(encoded)) - (8 + len(encoded))
     return MAGIC + struct.pack("<I", len(encoded)) + encoded + b"\0" * padding + blob
 

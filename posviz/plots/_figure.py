@@ -31,9 +31,14 @@ P = ParamSpec("P")
 
 @cache
 def _template(name: str) -> dict[str, Any]:
-    """The layout template ``go.Figure`` gives a figure that names none (plotly.io's default)."""
     template: dict[str, Any] = pio.templates[name].to_plotly_json()
     return template
+
+
+def default_template() -> dict[str, Any]:
+    """The layout template ``go.Figure`` gives a figure that names none (plotly.io's default),
+    one object per template name: shared, read it only."""
+    return _template(str(pio.templates.default))
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,7 +60,7 @@ class FigureSpec:
         default template (shared, not copied: read it only)."""
         layout = self.layout
         if "template" not in layout:
-            layout = {**layout, "template": _template(str(pio.templates.default))}
+            layout = {**layout, "template": default_template()}
         return {"data": self.data, "layout": layout}
 
 
