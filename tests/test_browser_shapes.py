@@ -16,7 +16,8 @@ __all__ = ["sized"]  # the fixture, shared with the layout tests
 
 GEOMETRY = ".st-key-geometry .js-plotly-plot"
 DISTANCE = ".st-key-distance .js-plotly-plot"
-# True once the chart's figure is drawn for the size it has, with its 3D `scenes` ready (by
+# True once the chart's figure is drawn for the size it has (laid out for it: a first figure
+# drawn after the component's wait, on a busy machine, is not), with its 3D `scenes` ready (by
 # name; a scene without points has no WebGL plot), and Streamlit has finished the run.
 DRAWN = """([selector, scenes]) => {
     const gd = document.querySelector(selector);
@@ -24,7 +25,8 @@ DRAWN = """([selector, scenes]) => {
     const ready = scenes.every(name => gd._fullLayout[name] && gd._fullLayout[name]._scene
                                        && gd._fullLayout[name]._scene.glplot);
     const box = gd.getBoundingClientRect();
-    return ready && Math.abs(gd._fullLayout.width - box.width) < 1
+    return ready && gd.dataset.fits !== 'false'  // the component: laid out for its room
+        && Math.abs(gd._fullLayout.width - box.width) < 1
         && !document.querySelector('[data-stale="true"]')
         && !document.querySelector('[data-testid="stStatusWidget"]');
 }"""
