@@ -5,7 +5,7 @@ Run from the repository root (no other server needed; about 3 minutes, ``--quick
     python benchmarks/browser_timing.py              # the targets, as a table
     python benchmarks/browser_timing.py --quick      # fewer presses and loads
     python benchmarks/browser_timing.py --trace      # and where the renderer's CPU time goes
-    python benchmarks/browser_timing.py --floor      # and a 4-line st.plotly_chart app's load
+    python benchmarks/browser_timing.py --floor      # and a 6-line st.plotly_chart app's
     python benchmarks/browser_timing.py --docs       # and write the tables into docs/performance.md
 
 It starts its own ``streamlit run app.py`` (``devtools.server.start_server``) and Debian's
@@ -58,14 +58,18 @@ DEFAULTS = "key press -> redrawn chart, defaults (T=16, d=64)"
 BIG = "key press -> redrawn chart, T=1024, d=768 (long text, window)"
 LOAD_FRESH = "page load -> first chart, warm server, new context (cold HTTP cache)"
 LOAD_WARM = "page load -> first chart, warm server, same context (warm HTTP cache)"
-FLOOR_FRESH = "floor: page load -> chart, 4-line st.plotly_chart app, new context"
-FLOOR_WARM = "floor: page load -> chart, 4-line st.plotly_chart app, same context"
+FLOOR_FRESH = "floor: page load -> chart, 6-line st.plotly_chart app, new context"
+FLOOR_WARM = "floor: page load -> chart, 6-line st.plotly_chart app, same context"
+FLOOR_KEY = "floor: key press -> redrawn chart, 6-line st.plotly_chart app (3 x 16 x d=64)"
 TARGETS = {DEFAULTS: 0.090, BIG: 0.240, LOAD_FRESH: 1.5}  # seconds, issue 19
-# --floor: what Streamlit 1.67 itself costs, an app with nothing but one small Plotly chart.
+# --floor: what Streamlit 1.67 itself costs, an app with nothing but a slider and a Plotly
+# chart of three 16 x d heatmaps (the defaults' sizes), redrawn when the slider moves.
 FLOOR_APP = """import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
-st.plotly_chart(go.Figure([go.Heatmap(z=np.eye(3, dtype=np.float32))] * 3), theme=None)
+d = st.slider("Embedding dimension", 1, 128, 64)
+z = [np.random.default_rng(i).standard_normal((16, d), dtype=np.float32) for i in range(3)]
+st.plotly_chart(go.Figure([go.Heatmap(z=m) for m in z]), theme=None)
 """
 
 # Record in the page's clock: the key press and websocket traffic (Plotly: RECORD_PLOTLY_CALLS).
@@ -378,7 +382,7 @@ def run(
                         rows[label].append(_load(context, server.url, trace=trace))
                     context.close()
                 if floor:
-                    rows |= _floor(browser, loads=max(loads, 1), trace=trace)
+                    rows |= _floor(browser, loads=max(loads, 1), reps=reps, trace=trace)
             finally:
                 browser.close()
     finally:
@@ -386,8 +390,8 @@ def run(
     return {"rows": rows, "notes": notes, "load_average": [load_before, os.getloadavg()]}
 
 
-def _floor(browser: Any, *, loads: int, trace: bool) -> dict[str, list[dict[str, Any]]]:
-    """Page loads of :data:`FLOOR_APP` on a server of its own."""
+def _floor(browser: Any, *, loads: int, reps: int, trace: bool) -> dict[str, list[dict[str, Any]]]:
+    """Page loads of :data:`FLOOR_APP` on a server of its own, and key presses on its slider."""
     import tempfile
 
     from devtools.server import start_server
@@ -405,6 +409,15 @@ def _floor(browser: Any, *, loads: int, trace: bool) -> dict[str, list[dict[str,
                 rows[FLOOR_FRESH].append(_load(context, server.url, trace=trace))
                 rows[FLOOR_WARM].append(_load(context, server.url, trace=trace))
                 context.close()
+            context = browser.new_context(viewport=VIEWPORT)
+            page = _new_page(context)
+            page.goto(server.url)
+            _wait_done(page, since_key=False)
+            keys = ["ArrowRight", "ArrowLeft"]
+            tracer = _Tracer(page) if trace else None
+            _presses(page, "Embedding dimension", 2, keys, server.pid, None)  # warm-up
+            rows[FLOOR_KEY] = _presses(page, "Embedding dimension", reps, keys, server.pid, tracer)
+            context.close()
     return rows
 
 
@@ -454,13 +467,13 @@ def report_tables(result: dict[str, Any]) -> list[tuple[str, list[str], list[lis
     tables.append(("Browser timings (Chromium, streamlit run; page clock)",
                    ["target", "measured (median, p90, n)", "met?"], rows))  # fmt: skip
     press_rows = []
-    for label in [r for r in result["rows"] if r.startswith("key press")]:
+    for label in [r for r in result["rows"] if r.startswith(("key press", "floor: key press"))]:
         samples = result["rows"][label]
         if not samples:
             continue
         cpu = _median(samples, "server_cpu")
         press_rows.append([
-            label.split(", ", 1)[1],
+            "floor: 6-line st.plotly_chart app" if label == FLOOR_KEY else label.split(", ", 1)[1],
             fmt_time(_median(samples, "to_request")),
             fmt_time(_median(samples, "server")),
             "-" if cpu is None else fmt_time(cpu),
@@ -484,7 +497,7 @@ def report_tables(result: dict[str, Any]) -> list[tuple[str, list[str], list[lis
             press_rows,
         ))  # fmt: skip
     load_rows = []
-    for label in [r for r in result["rows"] if r.startswith(("page load", "floor"))]:
+    for label in [r for r in result["rows"] if "page load" in r]:
         samples = result["rows"][label]
         if not samples:
             continue
@@ -568,7 +581,7 @@ def main() -> None:
     parser.add_argument("--loads", type=int, default=5, help="page loads per row (default 5)")
     parser.add_argument("--trace", action="store_true", help="CPU profile of each key press")
     parser.add_argument("--no-big", action="store_true", help="skip T=1024, d=768")
-    parser.add_argument("--floor", action="store_true", help="also load a 4-line app")
+    parser.add_argument("--floor", action="store_true", help="also a 6-line st.plotly_chart app")
     parser.add_argument("--docs", action="store_true", help="write docs/performance.md's block")
     args = parser.parse_args()
     reps, loads = (min(args.reps, 5), min(args.loads, 2)) if args.quick else (args.reps, args.loads)

@@ -8,7 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.browser_timing import DEFAULTS, LOAD_FRESH, _phases, report_tables, write_docs
+from benchmarks.browser_timing import (
+    DEFAULTS,
+    FLOOR_FRESH,
+    FLOOR_KEY,
+    LOAD_FRESH,
+    _phases,
+    report_tables,
+    write_docs,
+)
 from benchmarks.report import start
 
 
@@ -52,3 +60,15 @@ def test_targets_are_judged_by_the_median_and_written_to_the_docs(tmp_path: Path
     assert "<!-- benchmark: browser_timing -->" in text and "- a note" in text
     assert "`python benchmarks/browser_timing.py --quick`" in text
     assert "| key press -> redrawn chart, defaults (T=16, d=64) <= 90 ms |" in text
+
+
+def test_the_floor_apps_key_press_is_a_key_press_row_and_its_loads_are_page_loads() -> None:
+    press, load = _phases(_record(0.0, 20.0)), _phases(_record(0.0, 900.0), load=True)
+    result = {"rows": {DEFAULTS: [press], FLOOR_KEY: [press], FLOOR_FRESH: [load]}}
+    tables = {caption.split(" ")[0]: rows for caption, _, rows in report_tables(result)}
+    assert [row[0] for row in tables["Key"]] == [
+        "defaults (T=16, d=64)",
+        "floor: 6-line st.plotly_chart app",
+    ]
+    assert [row[0] for row in tables["Page"]] == ["floor, new context"]
+    assert [row[2] for row in tables["Browser"]] == ["yes", "-", "-"]  # the floor has no target
