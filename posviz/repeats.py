@@ -22,6 +22,7 @@ every pair of occurrences and every dimension, computed in float64 from the floa
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -95,21 +96,40 @@ class RepeatFacts:
 
 def repeat_facts(window: WindowEmbeddings) -> RepeatFacts:
     """The repeated tokens of ``window`` with the differences of their rows, measured on the
-    matrices the embeddings figure shows."""
-    found = []
-    for token_id, positions in repeated_positions(window.token_ids).items():
-        index = list(positions)
-        inputs = window.input_embeddings[index]  # [m, d]
-        lengths = torch.linalg.vector_norm(inputs.to(torch.float64), dim=1)  # [m]
-        found.append(
-            RepeatedToken(
-                token_id=token_id,
-                token_text=window.token_texts[positions[0]],
-                positions=positions,
-                token_difference=largest_difference(window.token_embeddings[index]),
-                input_difference=largest_difference(inputs),
-                length_difference=float(lengths.max() - lengths.min()),
-            )
+    matrices the embeddings figure shows. All tokens at once: the rows of every occurrence,
+    grouped by token, reduced per group (a long window has hundreds of repeated tokens)."""
+    groups = repeated_positions(window.token_ids)
+    if not groups:
+        return RepeatFacts(window.scheme, len(window.token_ids), ())
+    rows = torch.tensor([p for positions in groups.values() for p in positions])  # [M]
+    group = torch.tensor([g for g, positions in enumerate(groups.values()) for _ in positions])
+    inputs = window.input_embeddings[rows]  # [M, d]
+    lengths = torch.linalg.vector_norm(inputs.to(torch.float64), dim=1)  # [M]
+    token_spread = _group_spread(window.token_embeddings[rows], group).tolist()
+    input_spread = _group_spread(inputs, group).tolist()
+    length_spread = _group_spread(lengths[:, None], group).tolist()
+    found = [
+        RepeatedToken(
+            token_id=token_id,
+            token_text=window.token_texts[positions[0]],
+            positions=positions,
+            token_difference=token_spread[g],
+            input_difference=input_spread[g],
+            length_difference=length_spread[g],
         )
+        for g, (token_id, positions) in enumerate(groups.items())
+    ]
     found.sort(key=lambda token: (-token.count, token.positions[0]))
     return RepeatFacts(window.scheme, len(window.token_ids), tuple(found))
+
+
+def _group_spread(values: torch.Tensor, group: torch.Tensor) -> torch.Tensor:
+    """``[G]`` float64: for each group ``g``, :func:`largest_difference` of the rows of
+    ``values`` ``[M, d]`` (d >= 1) whose ``group`` is ``g``. The largest and smallest value
+    of each column are exact in the rows' own dtype; their difference is taken in float64."""
+    count = int(group.max()) + 1
+    index = group[:, None].expand_as(values)
+    shape = (count, values.shape[1])
+    high = torch.full(shape, -math.inf, dtype=values.dtype).scatter_reduce(0, index, values, "amax")
+    low = torch.full(shape, math.inf, dtype=values.dtype).scatter_reduce(0, index, values, "amin")
+    return (high.to(torch.float64) - low.to(torch.float64)).amax(dim=1)  # [G]

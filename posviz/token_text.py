@@ -97,6 +97,32 @@ def character_labels(tokens: Sequence[bytes]) -> tuple[str, ...]:
     >>> character_labels([b"\\xb1", b"a"])
     ('\\\\xb1', 'a')
     """
+    labels: list[str] = []
+    run: list[bytes] = []  # tokens since the last of whole characters
+    for token in tokens:
+        # A token of whole characters starts and ends on a character's boundary: no character
+        # crosses into or out of it, and it reads as it does alone. (An empty one may sit
+        # inside a character split around it, and then names that character.)
+        if token and _whole_characters(token):
+            labels += _run_labels(run) if run else []
+            labels.append(visible(token))
+            run = []
+        else:
+            run.append(token)
+    return tuple(labels + (_run_labels(run) if run else []))
+
+
+def _whole_characters(token: bytes) -> bool:
+    try:
+        token.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _run_labels(tokens: Sequence[bytes]) -> list[str]:
+    """:func:`character_labels` of tokens between two tokens of whole characters (or the
+    run's ends), character by character."""
     starts = list(itertools.accumulate((len(token) for token in tokens), initial=0))
     parts: list[list[str]] = [[] for _ in tokens]
     whole = [False] * len(tokens)  # the token's last part is whole characters
@@ -113,7 +139,7 @@ def character_labels(tokens: Sequence[bytes]) -> tuple[str, ...]:
         for index in range(low, high + 1):
             parts[index].append(f"{text} ({index - low + 1} of {high - low + 1})")
             whole[index] = False
-    return tuple(" + ".join(token_parts) for token_parts in parts)
+    return [" + ".join(token_parts) for token_parts in parts]
 
 
 def readable(text: str) -> str:

@@ -726,8 +726,11 @@ def chart_stacks(embeddings: WindowEmbeddings, key: str) -> bool:
 def embeddings_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
     """The Embeddings tab: the lesson in numbers, the three heatmaps, what the scheme adds."""
     stacked = chart_stacks(embeddings, "embeddings")
-    keyed_markdown(lesson_sentence(repeat_facts(embeddings), stacked=stacked), "lesson")
-    show_chart(lambda canvas: embeddings_spec(embeddings, canvas=canvas), key="embeddings")
+    facts = repeat_facts(embeddings)  # the sentence's and the outlines': measured once
+    keyed_markdown(lesson_sentence(facts, stacked=stacked), "lesson")
+    show_chart(
+        lambda canvas: embeddings_spec(embeddings, canvas=canvas, facts=facts), key="embeddings"
+    )
     if settings.weights == "gpt2":
         st.markdown(source_caption(tables_commit(), len(embeddings.token_ids)))
     else:
@@ -947,7 +950,12 @@ def stage_embeddings(view: View, slide: Slide, tables: TablesFor) -> None:
         shapes_line(view.settings, view.batch, compact=True)
     show_chart(
         lambda canvas: embeddings_spec(
-            embeddings, lecture=True, panels=slide.panels, outlines=slide.outlines, canvas=canvas
+            embeddings,
+            lecture=True,
+            panels=slide.panels,
+            outlines=slide.outlines,
+            canvas=canvas,
+            facts=facts,
         ),
         key="embeddings",
         fill=True,  # as tall as the window leaves below the chart's top

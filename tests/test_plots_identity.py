@@ -13,6 +13,7 @@ from posviz.config import Scheme
 from posviz.embeddings import SeededEmbeddings
 from posviz.pipeline import WindowEmbeddings, embed_window
 from posviz.plots.heatmaps import embeddings_figure, similarity_figure
+from posviz.repeats import repeat_facts
 from posviz.tokenizer import encode
 
 ROSE = "A rose is a rose is a rose."
@@ -81,6 +82,17 @@ def test_dash_follows_the_numbers_not_the_scheme(tables: SeededEmbeddings) -> No
         identical = largest_row_difference(inputs[positions]) == 0.0
         for row in positions:
             assert outlined_rows(figure, "x3")[row] == ("solid" if identical else "dash")
+
+
+def test_facts_the_caller_measured_are_the_ones_drawn(tables: SeededEmbeddings) -> None:
+    """The page measures the window's repeats once (for its sentence) and hands them to the
+    figure: the outlines follow those facts, and the window's own give the same figure."""
+    learned, none = window(tables, ROSE), window(tables, ROSE, "none")
+    same = embeddings_figure(learned, facts=repeat_facts(learned))
+    assert same.to_plotly_json() == embeddings_figure(learned).to_plotly_json()
+    told = embeddings_figure(learned, facts=repeat_facts(none))  # "the input rows are equal"
+    assert set(outlined_rows(same, "x3").values()) == {"dash"}
+    assert set(outlined_rows(told, "x3").values()) == {"solid"}
 
 
 @pytest.mark.parametrize("lecture", [False, True])

@@ -46,7 +46,7 @@ from posviz.plots._layout import (
     row_labels,
     three_panels,
 )
-from posviz.repeats import repeat_facts
+from posviz.repeats import RepeatFacts, repeat_facts
 from posviz.similarity import MAX_POSITIONS, READS_ONE, similarities
 from posviz.token_text import visible
 from posviz.tokenizer import token_bytes, token_labels
@@ -186,6 +186,7 @@ def embeddings_spec(
     canvas: Canvas = UNKNOWN,
     max_cells: int = MAX_CELLS,
     hover_cells: int = HOVER_CELLS,
+    facts: RepeatFacts | None = None,
 ) -> FigureSpec:
     """One figure, three heatmaps: token, positional and input embeddings of ``window``.
 
@@ -197,7 +198,7 @@ def embeddings_spec(
     the chart has on the page (narrow: the panels are stacked, one under the other, each the
     full width; lecture mode: as tall as the window below the chart's top); with ``Canvas()``
     ``stacked`` stacks them. ``lecture`` uses projector type sizes (every label at least
-    20 px).
+    20 px). ``facts``: ``repeat_facts(window)``, if the caller has it already.
 
     >>> import torch
     >>> from posviz.embeddings import SeededEmbeddings
@@ -285,19 +286,20 @@ def embeddings_spec(
     ]
     layout = grid.layout
     if outlines and marks.groups:
-        facts = {token.positions: token for token in repeat_facts(window).tokens}
+        found = facts if facts is not None else repeat_facts(window)
+        by_rows = {t.positions: t for t in found.tokens}
         width = 4 if lecture else 3
         shapes = row_outlines(
             marks,
             axes=grid.axes[0],
-            identical=[facts[g].token_difference == 0.0 for g in marks.groups],
+            identical=[by_rows[g].token_difference == 0.0 for g in marks.groups],
             width=width,
         )
         if panels == 3:
             shapes += row_outlines(
                 marks,
                 axes=grid.axes[2],
-                identical=[facts[g].input_difference == 0.0 for g in marks.groups],
+                identical=[by_rows[g].input_difference == 0.0 for g in marks.groups],
                 width=width,
             )
         layout["shapes"] = shapes
