@@ -51,6 +51,8 @@ def _show_char(ch: str) -> str:
 
 def visible(token: bytes) -> str:
     """The token's text with invisible characters and partial UTF-8 bytes made visible."""
+    if token.isascii() and (text := token.decode("ascii")).isprintable():
+        return text.replace(" ", "␣")  # most tokens: letters, digits, punctuation, spaces
     text = token.decode("utf-8", errors="backslashreplace")
     return "".join(_show_char(ch) for ch in text)
 

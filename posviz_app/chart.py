@@ -279,6 +279,8 @@ class _Buffers:
         if isinstance(value, dict):
             return {k: self.split(v, k) for k, v in value.items()}
         if isinstance(value, list | tuple):
+            if all(isinstance(v, str | int | float) for v in value):  # ticks, labels: as is
+                return list(value)
             return [self.split(v) for v in value]
         if isinstance(value, np.ndarray) and key not in _SKIPPED_KEYS:
             return self._spec(value)
