@@ -10,7 +10,13 @@ import unicodedata
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference import WORD_JOINER, byte_characters, unescape_markdown
+from reference import (
+    WORD_JOINER,
+    byte_characters,
+    tiktoken_gpt2,
+    unescape_markdown,
+    visible_token,
+)
 
 from posviz.token_text import character_labels, for_markdown, for_plotly, visible
 from posviz.tokenizer import encode, token_bytes
@@ -243,3 +249,18 @@ def test_a_run_that_starts_mid_character_keeps_its_bytes() -> None:
 def test_labels_follow_the_decoder_for_any_text(text: str) -> None:
     tokens = token_bytes(encode(text))
     assert list(character_labels(tokens)) == expected_labels(tokens)
+
+
+def test_every_gpt2_token_of_visible_characters_reads_as_the_reference() -> None:
+    """All 50,257 tokens: each one of whole, visible characters (spaces, newlines, tabs and
+    carriage returns aside) is written as the reference writes it."""
+    checked = 0
+    for token_id in range(50257):
+        try:
+            text = tiktoken_gpt2().decode_single_token_bytes(token_id).decode("utf-8")
+        except UnicodeDecodeError:
+            continue  # part of a character: the tests above
+        if all(ch.isprintable() or ch in " \n\t\r" for ch in text):
+            assert visible(text.encode()) == visible_token(token_id), token_id
+            checked += 1
+    assert checked > 49_000
