@@ -8,6 +8,7 @@ sets, and each heatmap plotly.js actually draws is one ``g.hm`` layer.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -83,9 +84,13 @@ def test_lecture_link_steps_through_the_pipeline(page: Any, server_url: str) -> 
     assert page.locator(EMBEDDINGS).count() == 0
     wait_for_text(page, "1 · ␣rose · 8278 · ×3")  # the chip of " rose" at position 1
 
-    # token (asked, answered) | + position | the sum asked (still 2 panels), answered
-    for shown in (1, 1, 2, 2, 3):
+    # token (asked, answered) | + position | the sum asked (still 2 panels), answered. Each
+    # click waits for its slide's own title: slide 6 draws as many panels as slide 5, so its
+    # panels alone would not say that the click was taken.
+    for number, shown in enumerate((1, 1, 2, 2, 3), start=3):
         next_button.click()
+        title = re.compile(rf"^{number}\. ")
+        page.get_by_role("heading", name=title).wait_for(timeout=LOAD_TIMEOUT)
         wait_for_panels(page, EMBEDDINGS, shown, traces=shown)
         assert panels(page, EMBEDDINGS) == [[True] * shown, shown]
     page.get_by_role("heading", name="7. Input embeddings").wait_for(timeout=LOAD_TIMEOUT)
