@@ -45,18 +45,6 @@ def repeated_positions(token_ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
     return {token_id: tuple(found) for token_id, found in positions.items() if len(found) > 1}
 
 
-def largest_difference(rows: torch.Tensor) -> float:
-    """The largest ``|rows[p, j] - rows[q, j]|`` over all pairs of rows ``p, q`` and
-    dimensions ``j`` of ``rows`` ``[m, d]``, in float64 (0.0 for identical rows).
-
-    >>> largest_difference(torch.tensor([[1.0, 2.0], [1.0, 2.0], [0.5, 2.25]]))
-    0.5
-    """
-    values = rows.to(torch.float64)  # [m, d]
-    spread = values.max(dim=0).values - values.min(dim=0).values  # [d]: over the pairs
-    return float(spread.max()) if spread.numel() else 0.0
-
-
 @dataclass(frozen=True)
 class RepeatedToken:
     """One token id that occurs more than once in a window, and how far apart its rows are in
@@ -105,9 +93,9 @@ def repeat_facts(window: WindowEmbeddings) -> RepeatFacts:
     group = torch.tensor([g for g, positions in enumerate(groups.values()) for _ in positions])
     inputs = window.input_embeddings[rows]  # [M, d]
     lengths = torch.linalg.vector_norm(inputs.to(torch.float64), dim=1)  # [M]
-    token_spread = _group_spread(window.token_embeddings[rows], group).tolist()
-    input_spread = _group_spread(inputs, group).tolist()
-    length_spread = _group_spread(lengths[:, None], group).tolist()
+    token_spread = largest_differences(window.token_embeddings[rows], group).tolist()
+    input_spread = largest_differences(inputs, group).tolist()
+    length_spread = largest_differences(lengths[:, None], group).tolist()
     found = [
         RepeatedToken(
             token_id=token_id,
@@ -123,10 +111,17 @@ def repeat_facts(window: WindowEmbeddings) -> RepeatFacts:
     return RepeatFacts(window.scheme, len(window.token_ids), tuple(found))
 
 
-def _group_spread(values: torch.Tensor, group: torch.Tensor) -> torch.Tensor:
-    """``[G]`` float64: for each group ``g``, :func:`largest_difference` of the rows of
-    ``values`` ``[M, d]`` (d >= 1) whose ``group`` is ``g``. The largest and smallest value
-    of each column are exact in the rows' own dtype; their difference is taken in float64."""
+def largest_differences(values: torch.Tensor, group: torch.Tensor) -> torch.Tensor:
+    """``[G]`` float64: for each group ``g``, the largest ``|values[p, j] - values[q, j]|``
+    over the pairs of rows ``p, q`` of ``values`` ``[M, d]`` (d >= 1) whose ``group`` is
+    ``g``, and over the dimensions ``j`` (0.0 for identical rows). The largest and smallest
+    value of each column are exact in the rows' own dtype; their difference is taken in
+    float64.
+
+    >>> rows = torch.tensor([[1.0, 2.0], [1.0, 2.0], [0.5, 2.25], [3.0, 3.0], [3.0, 3.0]])
+    >>> largest_differences(rows, torch.tensor([0, 0, 0, 1, 1])).tolist()
+    [0.5, 0.0]
+    """
     count = int(group.max()) + 1
     index = group[:, None].expand_as(values)
     shape = (count, values.shape[1])
