@@ -1,9 +1,11 @@
 """posviz as an installed package: ``pip install .`` gives the ``posviz`` command, which starts
 the app from any folder (``posviz app``) and keeps the command line (``posviz --text ...``).
 
-The install test builds and installs the working tree into a fresh virtual environment (with
-this interpreter's packages visible, no build isolation, no index: nothing is downloaded),
-then runs everything from an empty folder elsewhere.
+The install test builds and installs the working tree into a fresh virtual environment that
+sees this interpreter's packages (no build isolation, no index: nothing is downloaded), then
+runs everything from an empty folder elsewhere. "This interpreter's packages" are the ones on
+its ``sys.path``: in a virtual environment (the README's set-up, most people's) that is the
+venv's, not the base interpreter's, whose setuptools may be too old to build posviz.
 """
 
 from __future__ import annotations
@@ -89,9 +91,12 @@ def _install(tmp_path: Path) -> Path:
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, source / name)
     venv = tmp_path / "venv"
-    subprocess.run(
-        [sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-        check=True,
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    # `--system-site-packages` would add the *base* interpreter's folder, also when this one
+    # is a venv's: a .pth file adds exactly the folders this interpreter imports from.
+    (site_packages,) = venv.glob("lib/python*/site-packages")
+    (site_packages / "_posviz_test_parent.pth").write_text(
+        "\n".join(_site_folders()) + "\n", encoding="utf-8"
     )
     subprocess.run(
         [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
@@ -99,6 +104,11 @@ def _install(tmp_path: Path) -> Path:
         check=True, timeout=300,
     )  # fmt: skip
     return venv / "bin"
+
+
+def _site_folders() -> list[str]:
+    """The folders this interpreter imports installed packages from, in its order."""
+    return [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
 
 
 def _refuses_rebinding(port: int) -> bool:
