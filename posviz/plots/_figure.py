@@ -14,6 +14,15 @@ JSON is the same, template included.
 >>> spec.plotly_json() == {"data": [trace.to_plotly_json() for trace in figure.data],
 ...                        "layout": figure.layout.to_plotly_json()}
 True
+
+A view's words must never re-decide what its figure decided (which rows, columns and
+dimensions it shows, whether its panels are stacked, which token it outlines first, which texts
+it compared). A builder that decides such things returns :class:`Drawn`: the spec beside its
+decisions, a frozen dataclass of the builder's own, which the sentences read.
+
+>>> drawn = Drawn(spec, decisions=("stacked", False))
+>>> drawn.spec is spec, drawn.decisions
+(True, ('stacked', False))
 """
 
 from __future__ import annotations
@@ -21,12 +30,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, wraps
-from typing import Any, ParamSpec
+from typing import Any, Generic, ParamSpec, TypeVar
 
 import plotly.graph_objects as go
 import plotly.io as pio
 
 P = ParamSpec("P")
+D = TypeVar("D")
 
 
 @cache
@@ -62,6 +72,15 @@ class FigureSpec:
         if "template" not in layout:
             layout = {**layout, "template": default_template()}
         return {"data": self.data, "layout": layout}
+
+
+@dataclass(frozen=True, eq=False)
+class Drawn(Generic[D]):
+    """What a figure builder made: the figure's spec and the decisions it took on the way
+    (a frozen dataclass per builder), for the words beside the figure to read."""
+
+    spec: FigureSpec
+    decisions: D
 
 
 def as_figure(spec: Callable[P, FigureSpec]) -> Callable[P, go.Figure]:
