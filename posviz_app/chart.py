@@ -25,11 +25,11 @@ head). In the browser the component
 
 plotly.js is the one the ``plotly`` package ships (``plotly/package_data/plotly.min.js``). It
 is served by Streamlit's file route for custom components (``/component/<name>/<file>``):
-Streamlit's first component API, ``declare_component`` with ``path``, registers that folder,
-and is used for nothing else (no such component is ever mounted). This works for ``streamlit run
-app.py`` in a checkout (Community Cloud) and for an installed posviz alike, with no manifest
-and no vendored copy. The page fetches it once, with a URL that carries plotly.js's version;
-its HTTP cache then serves later page loads (see ``chart.js``).
+:func:`posviz_app._streamlit.serve_folder` registers that folder with it (Streamlit's first
+component API, ``declare_component`` with ``path``, used for nothing else). This works for
+``streamlit run app.py`` in a checkout (Community Cloud) and for an installed posviz alike,
+with no manifest and no vendored copy. The page fetches it once, with a URL that carries
+plotly.js's version; its HTTP cache then serves later page loads (see ``chart.js``).
 
 The payload (``data`` of the component, bytes)::
 
@@ -55,11 +55,11 @@ identical arrays (the three panels' hover values) travel once; the default templ
 once per process and sent beside the layout, which gets it back in the browser.
 :func:`decode_payload` reads it all back.
 
-Streamlit APIs used, all public in 1.67: ``component`` of ``st.components`` version 2
+Streamlit APIs used here, all public in 1.67: ``component`` of ``st.components`` version 2
 (``js``, ``isolate_styles``, ``data`` as bytes, ``key``, ``on_size_change``), the
-component's ``setStateValue`` and ``parentElement`` in JavaScript, the first component API's
-``declare_component`` (``path``, for the file route only) and ``st.session_state``.
-tests/test_chart.py fails when one of them changes shape.
+component's ``setStateValue`` and ``parentElement`` in JavaScript, and ``st.session_state``;
+the file route is :mod:`posviz_app._streamlit`'s. tests/test_chart.py fails when one of them
+changes shape.
 """
 
 from __future__ import annotations
@@ -67,7 +67,6 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
-import weakref
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import cache, partial
@@ -80,11 +79,10 @@ import plotly.graph_objects as go
 import plotly.io.json
 import plotly.offline
 import streamlit as st
-from streamlit import runtime
-from streamlit.components.v1 import declare_component  # the file route only: plotly.min.js
 
 from posviz.plots import CHART_BOTTOM_GAP, MIN_FILL_HEIGHT, UNKNOWN, Canvas, CanvasError
 from posviz.plots._figure import FigureSpec, default_template
+from posviz_app import _streamlit
 
 Drawable: TypeAlias = go.Figure | FigureSpec
 """What a chart draws: a figure, or a figure builder's spec (``embeddings_spec``...), which
@@ -106,6 +104,7 @@ MIN_REPORTED_WIDTH: Final = 200  # px: a 320-px phone's page is wider
 # Session state: the last Canvas reported by chart key, by "key@place", and under "" by any.
 _CANVASES: Final = "_posviz_canvases"
 _ANY: Final = ""
+_ROUTE: Final = "_posviz_plotly_route"  # session state: plotly.js's folder's URL path
 # plotly.py's typed arrays (_plotly_utils.utils): the dtypes plotly.js reads, keys it skips.
 _DTYPES: Final = {
     "int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2",
@@ -180,29 +179,14 @@ def _remember_canvas(key: str, place: str) -> None:
 
 
 def _plotly_path() -> str:
-    """plotly.min.js's URL path, relative to the page: Streamlit's custom component file
-    route for the ``plotly`` package's own folder, registered once with each runtime's
-    registry (the runtime that serves the page is the one that runs the script; registering
-    again in every run cost about 1 ms of it)."""
-    registry = _component_registry()
-    if registry is None or registry not in _REGISTERED:
-        route = declare_component("plotly", path=PLOTLY_DIR)
-        if registry is not None:
-            _REGISTERED.add(registry)
-        assert route.name == _PLOTLY_ROUTE, route.name
-    return f"component/{_PLOTLY_ROUTE}/plotly.min.js?v={PLOTLY_JS_VERSION}"
-
-
-_PLOTLY_ROUTE: Final = f"{__name__}.plotly"  # the name declare_component gives it here
-_REGISTERED: Final[weakref.WeakSet[object]] = weakref.WeakSet()
-
-
-def _component_registry() -> object | None:
-    """The component registry of the running Streamlit runtime, ``None`` without one."""
-    if not runtime.exists():
-        return None
-    registry: object = runtime.get_instance().component_registry
-    return registry
+    """plotly.min.js's URL path, relative to the page: the ``plotly`` package's folder, served
+    by Streamlit's file route for custom components (:func:`~posviz_app._streamlit.serve_folder`),
+    registered in each session's first run (the registry is the runtime's, and registering in
+    every run cost about 1 ms of it)."""
+    route = st.session_state.get(_ROUTE)
+    if not isinstance(route, str):
+        route = st.session_state[_ROUTE] = _streamlit.serve_folder("plotly", PLOTLY_DIR)
+    return f"{route}/plotly.min.js?v={PLOTLY_JS_VERSION}"
 
 
 @cache

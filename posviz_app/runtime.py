@@ -2,9 +2,10 @@
 
 posviz_app.page calls :func:`prepare` at the top of every script run and
 :func:`run_finished` after a run that completed; both do their work once per server process
-and cost one flag check afterwards. They change three things in Streamlit 1.67, each the
+and cost one flag check afterwards. They change these things in Streamlit 1.67, each the
 smallest change that works, each covered by a test against the real server
-(tests/test_app_runtime.py):
+(tests/test_app_runtime.py); the Streamlit internals they rest on are in
+:mod:`posviz_app._streamlit`, checked when it is imported:
 
 * **Rerun floods are coalesced** (:func:`_coalescing_handle_backmsg`).
 * **No outbound traffic** (:func:`_no_ip_lookup`).
@@ -27,23 +28,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Final
 
-from streamlit import net_util
-from streamlit.logger import get_logger
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ClientState_pb2 import ClientState
-from streamlit.runtime import Runtime
-from streamlit.runtime.scriptrunner_utils.script_requests import _coalesce_widget_states
-from streamlit.runtime.session_manager import SessionClient
+from posviz_app import _streamlit
+from posviz_app._streamlit import BackMsg, ClientState, Runtime, SessionClient
 
-LOGGER: Final[logging.Logger] = get_logger("posviz")
+LOGGER: Final[logging.Logger] = _streamlit.get_logger("posviz")
 
-_TRIGGERS: Final = frozenset(
-    {"trigger_value", "string_trigger_value", "chat_input_value", "json_trigger_value"}
-)
 _lock = threading.Lock()
 _prepared = False
 _frozen = False
-_original_handle_backmsg = Runtime.handle_backmsg
+_original_handle_backmsg: _streamlit.BackMsgHandler = _streamlit.original_handle_backmsg
 # A session gets at most one rerun request per this many seconds while its requests keep
 # coming (a person waits for the view before the next change; a flood does not).
 RERUN_INTERVAL: Final = 0.2
@@ -62,9 +55,8 @@ def prepare() -> None:
         return
     with _lock:
         if not _prepared:
-            Runtime.handle_backmsg = _coalescing_handle_backmsg  # type: ignore[assignment,method-assign]
-            net_util.get_internal_ip = _no_ip_lookup
-            net_util.get_external_ip = _no_ip_lookup
+            _streamlit.install_backmsg_handler(_coalescing_handle_backmsg)
+            _streamlit.disable_ip_lookups(_no_ip_lookup)
             if os.environ.get("POSVIZ_MALLOC_TUNING", "1") != "0":  # 0: to measure without it
                 bound_malloc()
             _prepared = True
@@ -216,8 +208,9 @@ def _same_page(older: ClientState, newer: ClientState) -> bool:
 
 def _merge_triggers(older: ClientState, newer: ClientState) -> None:
     """Keep the still-active triggers of ``older`` in ``newer`` (Streamlit's rule)."""
-    if any(state.WhichOneof("value") in _TRIGGERS for state in older.widget_states.widgets):
-        merged = _coalesce_widget_states(older.widget_states, newer.widget_states)
+    triggers = _streamlit.TRIGGERS
+    if any(state.WhichOneof("value") in triggers for state in older.widget_states.widgets):
+        merged = _streamlit.coalesce_widget_states(older.widget_states, newer.widget_states)
         if merged is not None:
             newer.widget_states.CopyFrom(merged)
 

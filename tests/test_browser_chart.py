@@ -63,7 +63,7 @@ def test_plotly_js_comes_from_the_browsers_cache_on_the_next_page(
         first.goto(server_url)
         first.wait_for_selector(f"{CHART} g.hm", timeout=LOAD_TIMEOUT)
         ((name, transferred),) = first.evaluate(PLOTLY_LOADS)
-        assert name.startswith("posviz_app.chart.plotly/plotly.min.js?v="), name
+        assert name.startswith("posviz_app._streamlit.plotly/plotly.min.js?v="), name
         assert transferred > 1_000_000, "the first page downloads plotly.js (gzip, 1.5 MB)"
         second = context.new_page()
         second.goto(server_url)

@@ -148,7 +148,7 @@ def test_the_first_run_uses_a_size_not_known_yet(app_test: AppFactory) -> None:
     (chart,) = sent_charts(at).values()
     assert chart["canvas"] is None and chart["fill"] is False
     path = chart["plotly"]["path"]
-    assert re.fullmatch(r"component/posviz_app\.chart\.plotly/plotly\.min\.js\?v=[\d.]+", path)
+    assert re.fullmatch(r"component/posviz_app\._streamlit\.plotly/plotly\.min\.js\?v=[\d.]+", path)
     assert chart["plotly"]["version"] == PLOTLY_JS_VERSION
 
 
