@@ -1,8 +1,8 @@
 """Every Streamlit name posviz uses that is not Streamlit's public API, in one module, with the
 check that they are still there and still of the shape posviz needs (Streamlit 1.67).
 
-Everything else in ``posviz_app`` uses public APIs only: ``st.*``, ``st.components.v2``,
-``st.session_state``, ``st.query_params``. What is here, and who needs it:
+Everything else in ``posviz_app`` uses public APIs only: ``st.*`` (components of version 2,
+``st.session_state``, ``st.query_params``). What is here, and who needs it:
 
 =================================================  =========================================
 Streamlit's name                                   posviz's use
