@@ -106,6 +106,7 @@ def self_attention(
     *,
     causal: bool = False,
     rope: bool = False,
+    bias: torch.Tensor | None = None,
     dtype: torch.dtype = torch.float64,
 ) -> Attention:
     """``SelfAttention_v2.forward(x)`` for ``x`` ``[n, d_in]``, computed in ``dtype``.
@@ -113,7 +114,8 @@ def self_attention(
     ``causal``: mask the scores above the diagonal with ``-inf`` (token ``i`` attends to
     tokens ``0..i`` only), as GPT does. ``rope``: rotate the queries and keys of position ``p``
     by ``p * theta`` (see :func:`posviz.schemes.rope_rotate`), as RoPE does; values and ``x``
-    are not rotated.
+    are not rotated. ``bias`` ``[n, n]``: added to the scaled scores before the softmax, as
+    ALiBi and T5 do (:func:`posviz.schemes.score_bias`).
     """
     if x.ndim != 2 or x.shape[1] != weights.d_in:
         raise ValueError(f"x must be [n, {weights.d_in}], got {list(x.shape)}")
@@ -125,10 +127,12 @@ def self_attention(
     if rope:
         angles = rope_angles(n, weights.d_out)  # [n, d_out]
         queries, keys = rope_rotate(queries, angles), rope_rotate(keys, angles)
-    attn_scores = queries @ keys.T  # [n, n]
+    attn_scores = queries @ keys.T / keys.shape[-1] ** 0.5  # [n, n], scaled
+    if bias is not None:
+        attn_scores = attn_scores + bias.to(dtype)
     if causal:
         mask = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)  # [n, n]
         attn_scores = attn_scores.masked_fill(mask, -torch.inf)
-    attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)  # [n, n]
+    attn_weights = torch.softmax(attn_scores, dim=-1)  # [n, n]
     context_vecs = attn_weights @ values  # [n, d_out]
     return Attention(queries, keys, values, attn_weights, context_vecs)

@@ -29,9 +29,10 @@ from typing import Final
 
 from posviz.attention import ATTENTION_SEED
 from posviz.batching import Batch
+from posviz.codegen_attention import BIAS_FUNCTIONS
 from posviz.codegen_shapes import CodeView, shapes_part
 from posviz.compare import match_permutation
-from posviz.config import GPT2_VOCAB_SIZE, Scheme, Settings, SettingsError
+from posviz.config import GPT2_VOCAB_SIZE, SCORE_BIAS, Scheme, Settings, SettingsError
 from posviz.schemes import ROPE_BASE, SINUSOIDAL_BASE
 from posviz.tokenizer import encode, without_lone_surrogates
 from posviz.view import batch_for
@@ -109,7 +110,7 @@ pos_embedding_layer = torch.nn.Embedding.from_pretrained(read_table("wpe.weight"
 
 '''
 
-_GPT2_IMPORTS: Final = "import json\nimport os\nimport urllib.request\n\n"
+_GPT2_IMPORTS: Final = ("json", "os", "urllib.request")  # the standard library GPT-2 needs
 
 _BOOK_LOADER: Final = """\
 # The book's data loader (sections 2.6 and 2.8): windows of max_length tokens every stride
@@ -197,6 +198,16 @@ _SCHEMES: Final[dict[Scheme, str]] = {
     pos_embeddings = torch.zeros(n, emb_dim)  # [n, emb_dim]
     input_embeddings = token_embeddings.clone()  # [B, n, emb_dim]
 """,
+    "alibi": """\
+    # ALiBi: nothing is added to the input; it adds -m * (i - j) to the attention scores
+    pos_embeddings = torch.zeros(n, emb_dim)  # [n, emb_dim]
+    input_embeddings = token_embeddings.clone()  # [B, n, emb_dim]
+""",
+    "t5": """\
+    # T5's relative bias: nothing is added to the input; it adds E[bucket(j - i)] to the scores
+    pos_embeddings = torch.zeros(n, emb_dim)  # [n, emb_dim]
+    input_embeddings = token_embeddings.clone()  # [B, n, emb_dim]
+""",
     "rope": """\
     # RoPE (Llama): nothing is added; rotate() turns each pair of dims by its position.
     # Real models rotate queries and keys inside attention; here the token vectors.
@@ -232,20 +243,23 @@ class SelfAttention_v2(torch.nn.Module):
         self.W_value = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
 
 
-def context_vectors(sa, x, causal, rope):
-    """SelfAttention_v2.forward, with section 3.5's causal mask and RoPE as options."""
+def context_vectors(sa, x, causal, rope, bias=None):
+    """SelfAttention_v2.forward, with section 3.5's causal mask, RoPE and a bias added to the
+    scaled scores (ALiBi, T5) as options."""
     keys = sa.W_key(x)
     queries = sa.W_query(x)
     values = sa.W_value(x)
     if rope:  # RoPE rotates queries and keys, not the input
         queries, keys = rotate(queries), rotate(keys)
-    attn_scores = queries @ keys.T
+    attn_scores = queries @ keys.T / keys.shape[-1] ** 0.5
+    if bias is not None:  # ALiBi, T5: added to the scaled scores, before the softmax
+        attn_scores = attn_scores + bias
     if causal:
         mask = torch.triu(torch.ones(len(x), len(x)), diagonal=1)
         attn_scores = attn_scores.masked_fill(mask.bool(), -torch.inf)
-    attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+    attn_weights = torch.softmax(attn_scores, dim=-1)
     return attn_weights @ values
-
+{bias_functions}
 
 def cosine(a, b):
     return float(a @ b) / float(torch.linalg.vector_norm(a) * torch.linalg.vector_norm(b))
@@ -285,6 +299,26 @@ _COMPARE_POSITIONED: Final[dict[Scheme, str]] = {
     # RoPE: the input stays the token embeddings; queries and keys are rotated
     positioned_first = context_vectors(sa_v2, first_tokens.double(), causal, rope=True)
     positioned_second = context_vectors(sa_v2, second_tokens.double(), causal, rope=True)""",
+    "alibi": """\
+    # ALiBi: the input stays the token embeddings; -m * (i - j) is added to the scores, with
+    # the slope of a one-head layer (SelfAttention_v2 is one head); without the causal mask
+    # posviz makes it symmetric, -m * |i - j|
+    positions = torch.arange(len(first_ids))
+    distance = (positions[None, :] - positions[:, None]).abs()  # [n, n]: |i - j|
+    bias = torch.tensor(get_slopes(1), dtype=torch.float64)[0] * (-distance).double()
+    positioned_first = context_vectors(sa_v2, first_tokens.double(), causal, False, bias)
+    positioned_second = context_vectors(sa_v2, second_tokens.double(), causal, False, bias)""",
+    "t5": """\
+    # T5: the input stays the token embeddings; E[bucket(j - i)] is added to the scores, E
+    # T5's relative_attention_bias for one head, made after torch.manual_seed(seed): its
+    # random init (T5 learns it)
+    torch.manual_seed(seed)
+    relative_attention_bias = torch.nn.Embedding(32, 1)  # E [32, H]
+    positions = torch.arange(len(first_ids))
+    buckets = relative_position_bucket(positions[None, :] - positions[:, None])  # [n, n]
+    bias = relative_attention_bias.weight.double()[buckets][..., 0]  # [n, n], head 0
+    positioned_first = context_vectors(sa_v2, first_tokens.double(), causal, False, bias)
+    positioned_second = context_vectors(sa_v2, second_tokens.double(), causal, False, bias)""",
 }
 
 
@@ -342,6 +376,7 @@ def _compare(settings: Settings, batch: Batch) -> str:
         causal=settings.causal,
         attention_seed=ATTENTION_SEED,
         positioned=_COMPARE_POSITIONED[settings.scheme],
+        bias_functions=BIAS_FUNCTIONS if settings.scheme in SCORE_BIAS else "",
     )
 
 
@@ -404,7 +439,12 @@ def reproduction_script(
             "(the first run of tiktoken downloads GPT-2's vocabulary).\n",
             "(the first run of tiktoken downloads GPT-2's vocabulary; every run reads GPT-2's\n"
             "two embedding tables, 157 MB, from the Hugging Face Hub).\n",
-        ).replace("import tiktoken\n", _GPT2_IMPORTS + "import tiktoken\n", 1)
+        )
+    body = _compare(settings, batch) + shapes_part(settings, view=view, beyond=beyond)
+    imports = sorted({*(_GPT2_IMPORTS if gpt2 else ()), *(("math",) if "math." in body else ())})
+    if imports:
+        lines = "".join(f"import {name}\n" for name in imports)
+        header = header.replace("import tiktoken\n", f"{lines}\nimport tiktoken\n", 1)
     return (
         header
         + values
@@ -413,6 +453,5 @@ def reproduction_script(
         + _EMBED.format(prelude=prelude)
         + _SCHEMES[settings.scheme].format(sinusoidal_base=SINUSOIDAL_BASE)
         + _FOOTER
-        + _compare(settings, batch)
-        + shapes_part(settings, view=view, beyond=beyond)
+        + body
     )

@@ -103,6 +103,9 @@ _GEOMETRY_TABLES: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     "sinusoidal": (_SINUSOIDAL, _LEARNED),
     "rope": (("rope", "rope_table(context_length)"), _LEARNED),
     "none": (_LEARNED,),  # none: the table is all zeros, there is nothing to project
+    # ALiBi and T5 have no positional table (they bias the scores): the tab shows these two
+    "alibi": (_LEARNED, _SINUSOIDAL),
+    "t5": (_LEARNED, _SINUSOIDAL),
     "gpt2": (("gpt2", "gpt2_table"), _LEARNED),
 }
 

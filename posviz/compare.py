@@ -6,9 +6,11 @@ ids of two texts, :func:`compare_order` checks that they are the same tokens in 
 (:mod:`posviz.attention`) on both twice: on the token embeddings alone ("without positions")
 and on what the scheme gives attention ("with positions": the input embeddings for ``learned``
 and ``sinusoidal``; for ``rope`` the token embeddings, with queries and keys rotated inside
-attention as RoPE does). Without positions the second text's context vectors are the first
-text's, permuted, so their mean (an order-independent summary) is the same vector: cosine 1.
-With positions they are not.
+attention as RoPE does; for ``alibi`` and ``t5`` the token embeddings, with the scheme's bias
+added to the scores of the one head ``SelfAttention_v2`` has, see
+:func:`posviz.schemes.score_bias`). Without positions the second text's context vectors are
+the first text's, permuted, so their mean (an order-independent summary) is the same vector:
+cosine 1. With positions they are not.
 
 If the two texts are not a permutation of each other (a token more or less, or a different
 token, often a word that gained or lost its leading space), :class:`OrderComparison` says which
@@ -28,8 +30,9 @@ from typing import Final, Literal
 import torch
 
 from posviz.attention import SAME_TOLERANCE, Attention, AttentionWeights, self_attention
-from posviz.config import Scheme
+from posviz.config import SCORE_BIAS, Scheme, Settings
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings, embed_window
+from posviz.schemes import score_bias
 from posviz.tokenizer import encode
 
 CompareStatus = Literal["permutation", "identical", "different_tokens", "empty", "too_long"]
@@ -150,9 +153,10 @@ def _summary(
     positions: bool,
     causal: bool,
     rope: bool,
+    bias: torch.Tensor | None = None,
 ) -> OrderSummary:
-    attention_a = self_attention(x_a, weights, causal=causal, rope=rope)
-    attention_b = self_attention(x_b, weights, causal=causal, rope=rope)
+    attention_a = self_attention(x_a, weights, causal=causal, rope=rope, bias=bias)
+    attention_b = self_attention(x_b, weights, causal=causal, rope=rope, bias=bias)
     context_a, context_b = attention_a.context_vecs, attention_b.context_vecs  # [n, d_out]
     return OrderSummary(
         positions=positions,
@@ -172,10 +176,12 @@ def compare_order(
     scheme: Scheme,
     weights: AttentionWeights,
     causal: bool = False,
+    seed: int = Settings.seed,
 ) -> OrderComparison:
     """Compare two windows of at most ``context_length`` tokens each (see module docstring).
 
-    ``weights`` must have ``d_in`` equal to the tables' ``emb_dim`` (``ValueError`` if not).
+    ``weights`` must have ``d_in`` equal to the tables' ``emb_dim`` (``ValueError`` if not);
+    ``seed``: the view's, for T5's seeded bias table.
     """
     ids_a, ids_b = tuple(token_ids_a), tuple(token_ids_b)
     if not ids_a or not ids_b:
@@ -197,12 +203,17 @@ def compare_order(
         causal=causal,
         rope=False,
     )
+    bias = None
     if scheme == "rope":  # RoPE rotates queries and keys inside attention, not the input
         x_a, x_b = a.token_embeddings, b.token_embeddings
+    elif scheme in SCORE_BIAS:  # ALiBi, T5: a bias on the scores of the one head
+        x_a, x_b = a.token_embeddings, b.token_embeddings
+        positions = torch.arange(len(ids_a))
+        bias = score_bias(scheme, positions, positions, heads=1, seed=seed)[0]  # [n, n]
     else:  # learned, sinusoidal: positions added; none: input == token embeddings
         x_a, x_b = a.input_embeddings, b.input_embeddings
     with_positions = _summary(
-        x_a, x_b, order, weights, positions=True, causal=causal, rope=scheme == "rope"
+        x_a, x_b, order, weights, positions=True, causal=causal, rope=scheme == "rope", bias=bias
     )
     return OrderComparison(
         "identical" if ids_a == ids_b else "permutation",
@@ -227,6 +238,7 @@ def compare_with_text(
     scheme: Scheme,
     weights: AttentionWeights,
     causal: bool = False,
+    seed: int = Settings.seed,
 ) -> OrderComparison:
     """:func:`compare_order` for the window on screen and the first window (at most
     ``context_length`` tokens) of ``compare_text``; ``second_text_cut`` counts the rest."""
@@ -239,5 +251,6 @@ def compare_with_text(
         scheme=scheme,
         weights=weights,
         causal=causal,
+        seed=seed,
     )
     return replace(comparison, second_text_cut=max(len(second) - context_length, 0))

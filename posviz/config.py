@@ -10,8 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Final, Literal, get_args
 
-Scheme = Literal["learned", "sinusoidal", "none", "rope"]
+Scheme = Literal["learned", "sinusoidal", "none", "rope", "alibi", "t5"]
 SCHEMES: Final[tuple[Scheme, ...]] = get_args(Scheme)
+# The schemes that add position vectors to the input embeddings; the others add nothing there:
+# none, RoPE (it rotates queries and keys), ALiBi and T5 (a bias on the attention scores).
+ADDS_TO_INPUT: Final[frozenset[Scheme]] = frozenset({"learned", "sinusoidal"})
+SCORE_BIAS: Final[frozenset[Scheme]] = frozenset({"alibi", "t5"})  # a bias on the scores
 Weights = Literal["init", "gpt2"]  # the book's seeded random tables, or GPT-2 124M's trained
 WEIGHTS: Final[tuple[Weights, ...]] = get_args(Weights)
 
@@ -21,6 +25,10 @@ EMB_DIM_RANGE: Final = (2, 768)  # 2 is the smallest pair RoPE can rotate; 768 i
 GPT2_EMB_DIM: Final = 768  # GPT-2 124M's wte and wpe have 768 columns
 SEED_RANGE: Final = (0, 2**32 - 1)  # any seed torch.manual_seed takes that fits in a URL nicely
 MAX_TEXT_CHARS: Final = 25_000  # room for the whole of The Verdict (20,479 characters)
+HEADS_RANGE: Final = (1, 12)  # attention heads H (GPT-2 small has 12); H must divide d
+# The Attention tab's shift M: the window moved to positions M ... M+n-1. Up to GPT-2's whole
+# context again, far enough to take T5's buckets past 128 and any learned table past its end.
+SHIFT_RANGE: Final = (0, 1024)
 
 
 class SettingsError(ValueError):
@@ -48,6 +56,11 @@ class Settings:
     # the book's self-attention; "" is off. URL parameter ``compare``.
     compare_text: str = ""
     causal: bool = False  # mask future tokens in that self-attention, as GPT does
+    # The Attention tab: the window through H heads of the book's attention, head K shown,
+    # the sentence moved to positions shift ... shift+n-1 (0: where it is).
+    heads: int = 4  # H: d/H columns per head, as the book's MultiHeadAttention splits them
+    head: int = 0  # K, from 0 to H-1
+    shift: int = 0  # M
 
     @property
     def effective_stride(self) -> int:
@@ -98,6 +111,9 @@ def validate(settings: Settings) -> Settings:
         raise SettingsError(f"causal must be True or False, got {settings.causal!r}")
     if settings.scheme not in SCHEMES:
         raise SettingsError(f"scheme must be one of {', '.join(SCHEMES)}, got {settings.scheme!r}")
+    _check_int("heads", settings.heads, *HEADS_RANGE)
+    _check_int("head", settings.head, 0, HEADS_RANGE[1] - 1)
+    _check_int("shift", settings.shift, *SHIFT_RANGE)
     if settings.weights not in WEIGHTS:
         raise SettingsError(f"weights must be init or gpt2, got {settings.weights!r}")
     if settings.weights == "gpt2" and settings.emb_dim != GPT2_EMB_DIM:
@@ -111,6 +127,89 @@ def validate(settings: Settings) -> Settings:
             f"got {settings.scheme}; the other schemes apply to weights=init"
         )
     return settings
+
+
+def head_counts(emb_dim: int) -> tuple[int, ...]:
+    """The numbers of heads ``emb_dim`` can be split into: the divisors of d in
+    :data:`HEADS_RANGE`.
+
+    >>> head_counts(64), head_counts(2)
+    ((1, 2, 4, 8), (1, 2))
+    """
+    low, high = HEADS_RANGE
+    return tuple(h for h in range(low, high + 1) if emb_dim % h == 0)
+
+
+def _or(numbers: tuple[int, ...] | list[int]) -> str:
+    """``"1, 2, 4 or 8"``."""
+    *first, last = map(str, numbers)
+    return f"{', '.join(first)} or {last}" if first else last
+
+
+def check_heads(settings: Settings) -> Settings:
+    """``settings`` if its heads fit its d (the Attention tab's own check, so another tab never
+    fails for them), else :class:`SettingsError` naming the value, the choices and the fix: H
+    must divide d, K must be a head, and RoPE rotates pairs, so it needs an even d/H.
+
+    >>> check_heads(Settings(emb_dim=64, heads=5))
+    Traceback (most recent call last):
+    ...
+    posviz.config.SettingsError: heads must divide emb_dim 64 into equal heads: 1, 2, 4 or 8, \
+got 5; choose one of them, or another emb_dim
+    """
+    validate(settings)
+    choices = head_counts(settings.emb_dim)
+    if settings.heads not in choices:
+        raise SettingsError(
+            f"heads must divide emb_dim {settings.emb_dim} into equal heads: {_or(choices)}, got "
+            f"{settings.heads}; choose one of them, or another emb_dim"
+        )
+    if settings.head >= settings.heads:
+        raise SettingsError(
+            f"head must be from 0 to {settings.heads - 1} (one of the {settings.heads} heads), "
+            f"got {settings.head}; choose a head below {settings.heads} or more heads"
+        )
+    head_dim = settings.emb_dim // settings.heads
+    if settings.scheme == "rope" and head_dim % 2:
+        even = [h for h in choices if (settings.emb_dim // h) % 2 == 0]
+        fix = f"choose heads {_or(even)}" if even else "choose an even emb_dim"
+        raise SettingsError(
+            f"RoPE rotates pairs of dimensions, so a head needs an even number of them; "
+            f"emb_dim {settings.emb_dim} / heads {settings.heads} = {head_dim}: {fix}"
+        )
+    return settings
+
+
+def fit_heads(settings: Settings) -> tuple[Settings, tuple[str, ...]]:
+    """``settings`` with heads and head fitted to its d, and a notice for each change (a link
+    or a d slider may ask for heads that do not divide d): the most heads up to the ones asked
+    for that divide d (with RoPE, into even heads), and the last head if the one asked for is
+    gone. Settings that cannot be fitted (RoPE with an odd d) come back as they are;
+    :func:`check_heads` says why.
+
+    >>> fit_heads(Settings(emb_dim=64, heads=6, head=5))[0].heads
+    4
+    >>> fit_heads(Settings(emb_dim=64, heads=6, head=5))[1]
+    ('heads: 6 does not divide emb_dim 64 into equal heads; using 4', 'head: 5 is not one of \
+the 4 heads; using 3')
+    """
+    notices = []
+    choices = head_counts(settings.emb_dim)
+    if settings.scheme == "rope":
+        choices = tuple(h for h in choices if (settings.emb_dim // h) % 2 == 0)
+    heads, head = settings.heads, settings.head
+    if choices and heads not in choices:
+        fitted = max((h for h in choices if h <= heads), default=choices[0])
+        rope = " with RoPE's even heads" if settings.scheme == "rope" else ""
+        notices.append(
+            f"heads: {heads} does not divide emb_dim {settings.emb_dim} into equal heads{rope}; "
+            f"using {fitted}"
+        )
+        heads = fitted
+    if head >= heads:
+        notices.append(f"head: {head} is not one of the {heads} heads; using {heads - 1}")
+        head = heads - 1
+    return replace(settings, heads=heads, head=head), tuple(notices)
 
 
 def with_changes(settings: Settings, **changes: object) -> Settings:

@@ -5,7 +5,9 @@ components, its singular values, and the length of each position vector.
 Geometry view for a view's settings: the scheme's table (GPT-2's trained ``wpe`` with
 ``weights="gpt2"``) beside a contrasting one (the book's random init next to GPT-2's; the
 sinusoidal table next to the random init; the random init next to the other schemes), and
-with GPT-2's tables the largest ``|cosine|`` between position rows and token rows.
+with GPT-2's tables the largest ``|cosine|`` between position rows and token rows. ALiBi and
+T5 have no positional table (their bias acts on the attention scores): for them the view
+shows the learned and the sinusoidal tables, as for ``learned``, and its words say why.
 
 The principal components come from the centred table ``X - mean(X)`` in float64. Its
 singular values are the square roots of the eigenvalues of the smaller Gram matrix
@@ -31,7 +33,7 @@ from typing import Final, Protocol, TypeVar
 
 import torch
 
-from posviz.config import Settings
+from posviz.config import SCORE_BIAS, Settings
 from posviz.pipeline import EmbeddingTables
 from posviz.position_tables import (
     PositionalTable,
@@ -212,11 +214,13 @@ class GeometryView:
 
 
 def scheme_table(settings: Settings, tables: EmbeddingTables) -> PositionalTable:
-    """The positional table of ``settings``' scheme: ``[context_length, emb_dim]``."""
+    """The positional table of ``settings``' scheme: ``[context_length, emb_dim]`` (ALiBi and
+    T5 have none: the book's learned one)."""
     rows, emb_dim = settings.context_length, settings.emb_dim
     if settings.weights == "gpt2":
         return gpt2_table(tables, rows=rows)
-    if settings.scheme == "learned":
+    if settings.scheme in ("learned", *SCORE_BIAS):  # ALiBi and T5 have no positional table:
+        # the tab shows the learned one beside the sinusoidal one, and says so
         return learned_table(tables, seed=settings.seed, context_length=rows, emb_dim=emb_dim)
     if settings.scheme == "sinusoidal":
         return sinusoidal_table(rows=rows, emb_dim=emb_dim)
@@ -229,7 +233,7 @@ def contrast_table(settings: Settings, init_tables: TablesFor) -> PositionalTabl
     """The table shown beside the scheme's: the sinusoidal one beside the book's random
     init, the random init beside every other table (GPT-2's trained one included)."""
     rows, emb_dim = settings.context_length, settings.emb_dim
-    if settings.weights == "init" and settings.scheme == "learned":
+    if settings.weights == "init" and settings.scheme in ("learned", *SCORE_BIAS):
         return sinusoidal_table(rows=rows, emb_dim=emb_dim)
     init = init_tables(settings)
     return learned_table(init, seed=settings.seed, context_length=rows, emb_dim=emb_dim)

@@ -43,14 +43,22 @@ PRESETS: Final[dict[str, Settings]] = {
 
 def matching_preset(settings: Settings) -> str | None:
     """The name of the preset ``settings`` shows, or ``None``; an example seen under another
-    positional scheme, with GPT-2's trained tables or with the causal mask toggled, is still
-    that example."""
+    positional scheme, with GPT-2's trained tables, with the causal mask toggled or through
+    other attention heads or shifted (the Attention tab's controls), is still that example."""
     return next(
         (
             name
             for name, preset in PRESETS.items()
             if for_weights(
-                replace(preset, scheme=settings.scheme, causal=settings.causal), settings.weights
+                replace(
+                    preset,
+                    scheme=settings.scheme,
+                    causal=settings.causal,
+                    heads=settings.heads,
+                    head=settings.head,
+                    shift=settings.shift,
+                ),
+                settings.weights,
             )
             == settings
         ),

@@ -32,9 +32,11 @@ from typing import Final
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
     EMB_DIM_RANGE,
+    HEADS_RANGE,
     MAX_TEXT_CHARS,
     SCHEMES,
     SEED_RANGE,
+    SHIFT_RANGE,
     WEIGHTS,
     Settings,
     for_weights,
@@ -48,6 +50,9 @@ _INT_RANGES: Final = {
     "seed": SEED_RANGE,
     "stride": (1, CONTEXT_LENGTH_RANGE[1]),
     "window": (0, 10_000_000),
+    "heads": HEADS_RANGE,  # the Attention tab; its own check fits H to d (config.check_heads)
+    "head": (0, HEADS_RANGE[1] - 1),
+    "shift": SHIFT_RANGE,
 }
 _CHOICES: Final[dict[str, tuple[str, ...]]] = {"scheme": SCHEMES, "weights": WEIGHTS}
 _WHOLE_NUMBER: Final = re.compile(r"-?[0-9]{1,20}")  # ASCII digits, one optional minus sign

@@ -150,4 +150,5 @@ def build_word_order(
         scheme=settings.scheme,
         weights=attention(settings.emb_dim),
         causal=settings.causal,
+        seed=settings.seed,
     )

@@ -33,6 +33,10 @@ tests check every chart a real server sends against it.
   (:func:`embedding_error_past_the_end`).
 * A view as the app shows it (:class:`View`: window ``w`` covers token ids
   ``[w * stride, w * stride + T)``) and its three panels (:func:`panels`).
+* The Attention tab (issue 25, the last section): the book's chapter-3 ``MultiHeadAttention``
+  and its ``llama3.py`` ``compute_rope_params`` / ``apply_rope``, ALiBi's reference
+  ``get_slopes`` and T5's ``_relative_position_bucket`` (Hugging Face's), each verbatim, and
+  T5's seeded ``nn.Embedding(32, H)``.
 * Reading what the app sent: plotly's typed arrays, a strict un-escaper for the Markdown of
   the token chips, and the differences of a chart or a chip row from the reference
   (:func:`chart_problems`, :func:`chip_problems`).
@@ -68,6 +72,8 @@ import torch.nn.functional as F
 DATA = Path(__file__).resolve().parent.parent / "posviz" / "data"  # the vendored GPT-2 files
 END_OF_TEXT = "<|endoftext|>"
 VOCAB_SIZE = 50257  # GPT-2's vocabulary, written out here rather than imported from posviz
+# The schemes whose embeddings panels differ (the load test walks them). ALiBi and T5 add
+# nothing to the input: book_window gives them none's panels; they act on the scores.
 SCHEMES = ("learned", "sinusoidal", "none", "rope")
 ATTENTION_SEED = 789  # the book's torch.manual_seed(789) before SelfAttention_v2
 # Section 2.8: the first batch of the data loader over The Verdict (batch_size=8,
@@ -92,11 +98,14 @@ __all__ = [
     "SCHEMES",
     "VOCAB_SIZE",
     "WORD_JOINER",
+    "MultiHeadAttention",
     "SelfAttention_v2",
     "View",
+    "apply_rope",
     "book_attention",
     "book_causal_attention",
     "book_layers",
+    "book_multi_head",
     "book_rope",
     "book_tables",
     "book_window",
@@ -107,20 +116,24 @@ __all__ = [
     "chip_problems",
     "chips",
     "compute_rope",
+    "compute_rope_params",
     "cosine_similarity",
     "cosines_by_distance",
     "decode_array",
     "embedding_error_past_the_end",
+    "get_slopes",
     "largest_row_difference",
     "neighbour_means",
     "panels",
     "precompute_rope_params",
     "random_rows",
+    "relative_position_bucket",
     "repeated_groups",
     "rope_cos_sin",
     "rope_scores",
     "same_up_to_sign",
     "sinusoidal",
+    "t5_relative_attention_bias",
     "tiktoken_gpt2",
     "token_ids",
     "unescape_markdown",
@@ -259,7 +272,7 @@ def book_window(
     if scheme == "sinusoidal":
         pos_embeddings = sinusoidal(n, emb_dim)
         return [token_embeddings, pos_embeddings, token_embeddings + pos_embeddings]
-    if scheme == "none":
+    if scheme in ("none", "alibi", "t5"):  # ALiBi and T5 add nothing to the input
         return [token_embeddings, torch.zeros(n, emb_dim), token_embeddings]
     if scheme == "rope":
         cos, rotated = book_rope(token_embeddings)
@@ -595,3 +608,119 @@ def book_causal_attention(module: SelfAttention_v2, x: torch.Tensor) -> torch.Te
     masked = attn_scores.masked_fill(mask.bool(), -torch.inf)
     attn_weights = torch.softmax(masked / keys.shape[-1] ** 0.5, dim=-1)
     return attn_weights @ values
+
+
+# --- the Attention tab (issue 25): the book's multi-head attention, ALiBi, T5 ----------------
+# Each written from its original: the book's chapter-3 MultiHeadAttention and its llama3.py
+# RoPE (rasbt/LLMs-from-scratch, pkg/llms_from_scratch), ALiBi's get_slopes
+# (ofirpress/attention_with_linear_biases, fairseq/models/transformer.py) and T5's
+# _relative_position_bucket (huggingface/transformers, models/t5/modeling_t5.py).
+
+
+class MultiHeadAttention(torch.nn.Module):  # the book's chapter 3, section 3.6.2, verbatim
+    def __init__(
+        self,
+        d_in: int,
+        d_out: int,
+        context_length: int,
+        dropout: float,
+        num_heads: int,
+        qkv_bias: bool = False,
+    ) -> None:
+        super().__init__()
+        assert d_out % num_heads == 0, "d_out must be divisible by n_heads"
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+        self.W_query = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = torch.nn.Linear(d_out, d_out)
+        self.dropout = torch.nn.Dropout(dropout)
+        self.register_buffer(
+            "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)
+        )
+
+
+def book_multi_head(
+    d: int, num_heads: int, context_length: int, seed: int = ATTENTION_SEED
+) -> MultiHeadAttention:
+    """``torch.manual_seed(seed); MultiHeadAttention(d, d, ...)`` under fork_rng, in float64:
+    its W_query, W_key, W_value are made first and in that order, as SelfAttention_v2's."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return MultiHeadAttention(d, d, context_length, 0.0, num_heads).double()
+
+
+def compute_rope_params(
+    head_dim: int,
+    theta_base: float = 10_000,
+    context_length: int = 4096,
+    freq_config: None = None,
+    dtype: torch.dtype = torch.float32,
+) -> tuple[torch.Tensor, torch.Tensor]:  # llama3.py, without the frequency adjustments
+    assert head_dim % 2 == 0, "Embedding dimension must be even"
+    inv_freq = 1.0 / (
+        theta_base
+        ** (torch.arange(0, head_dim, 2, dtype=dtype)[: (head_dim // 2)].float() / head_dim)
+    )
+    positions = torch.arange(context_length, dtype=dtype)
+    angles = positions[:, None] * inv_freq[None, :]  # Shape: (context_length, head_dim // 2)
+    angles = torch.cat([angles, angles], dim=1)  # Shape: (context_length, head_dim)
+    cos = torch.cos(angles)
+    sin = torch.sin(angles)
+    return cos, sin
+
+
+# llama3.py's apply_rope is the notebook's compute_rope above, line for line.
+apply_rope = compute_rope
+
+
+def get_slopes(n: int) -> list[float]:  # ALiBi's reference, verbatim
+    def get_slopes_power_of_2(n: int) -> list[float]:
+        start = 2 ** (-(2 ** -(math.log2(n) - 3)))
+        ratio = start
+        return [start * ratio**i for i in range(n)]
+
+    if math.log2(n).is_integer():
+        return get_slopes_power_of_2(n)
+    closest_power_of_2 = 2 ** math.floor(math.log2(n))
+    return (
+        get_slopes_power_of_2(closest_power_of_2)
+        + get_slopes(2 * closest_power_of_2)[0::2][: n - closest_power_of_2]
+    )
+
+
+def relative_position_bucket(
+    relative_position: torch.Tensor,
+    bidirectional: bool = True,
+    num_buckets: int = 32,
+    max_distance: int = 128,
+) -> torch.Tensor:  # T5Attention._relative_position_bucket (Hugging Face), verbatim
+    relative_buckets = 0
+    if bidirectional:
+        num_buckets //= 2
+        relative_buckets += (relative_position > 0).to(torch.long) * num_buckets
+        relative_position = torch.abs(relative_position)
+    else:
+        relative_position = -torch.min(relative_position, torch.zeros_like(relative_position))
+    max_exact = num_buckets // 2
+    is_small = relative_position < max_exact
+    relative_position_if_large = max_exact + (
+        torch.log(relative_position.float() / max_exact)
+        / math.log(max_distance / max_exact)
+        * (num_buckets - max_exact)
+    ).to(torch.long)
+    relative_position_if_large = torch.min(
+        relative_position_if_large, torch.full_like(relative_position_if_large, num_buckets - 1)
+    )
+    relative_buckets += torch.where(is_small, relative_position, relative_position_if_large)
+    return relative_buckets  # type: ignore[return-value]
+
+
+def t5_relative_attention_bias(seed: int, num_heads: int) -> torch.Tensor:
+    """T5's ``relative_attention_bias = nn.Embedding(32, num_heads)`` made right after
+    ``torch.manual_seed(seed)`` (under fork_rng): its weight ``[32, H]``."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return torch.nn.Embedding(32, num_heads).weight.detach()

@@ -132,7 +132,7 @@ def test_text_file(tmp_path: Path, captured: list[go.Figure]) -> None:
         pytest.param(
             ["--context-length", "1025", "--print-code"], "from 1 to 1024, got 1025", id="T"
         ),
-        pytest.param(["--scheme", "alibi", "--print-code"], "invalid choice: 'alibi'", id="scheme"),
+        pytest.param(["--scheme", "xpos", "--print-code"], "invalid choice: 'xpos'", id="scheme"),
         pytest.param(["--text", "a b", "--window", "3", "--print-code"], "window", id="window"),
         pytest.param(["--text", "  ", "--print-code"], "text is empty", id="empty"),
         pytest.param(["--text", "a"], "nothing to do", id="no-output"),

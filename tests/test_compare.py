@@ -11,7 +11,16 @@ from collections import Counter
 
 import pytest
 import torch
-from reference import book_attention, book_causal_attention, book_layers, book_rope, sinusoidal
+from reference import (
+    book_attention,
+    book_causal_attention,
+    book_layers,
+    book_rope,
+    get_slopes,
+    relative_position_bucket,
+    sinusoidal,
+    t5_relative_attention_bias,
+)
 
 from posviz.attention import book_attention_weights
 from posviz.compare import (
@@ -73,6 +82,17 @@ def book_context(
             if causal:
                 scores = scores.masked_fill(torch.triu(torch.ones(n, n), 1).bool(), -torch.inf)
             return torch.softmax(scores / EMB_DIM**0.5, dim=-1) @ module.W_value(x)
+        if positions and scheme in ("alibi", "t5"):  # one head: its bias on the scaled scores
+            relative = torch.arange(n)[None, :] - torch.arange(n)[:, None]  # j - i
+            if scheme == "alibi":  # -m (i - j); without the mask posviz takes |i - j|
+                bias = get_slopes(1)[0] * (-relative.abs()).double()
+            else:
+                buckets = relative_position_bucket(relative, bidirectional=False)
+                bias = t5_relative_attention_bias(SEED, 1)[buckets, 0].double()
+            scores = module.W_query(x) @ module.W_key(x).T / EMB_DIM**0.5 + bias
+            if causal:
+                scores = scores.masked_fill(torch.triu(torch.ones(n, n), 1).bool(), -torch.inf)
+            return torch.softmax(scores, dim=-1) @ module.W_value(x)
         return book_causal_attention(module, x) if causal else module(x)
 
 
@@ -119,6 +139,18 @@ def test_without_positions_the_context_vectors_are_only_reordered(
     torch.testing.assert_close(mean_a, mean_b, rtol=0, atol=1e-12)
     # "bites" sees the same bag of tokens in both texts: the same context vector.
     assert 2 in without.same_position_rows
+
+
+@pytest.mark.parametrize("scheme", ["alibi", "t5"])
+@pytest.mark.parametrize("causal", [False, True], ids=["no-mask", "causal"])
+def test_a_bias_on_the_scores_breaks_the_symmetry(
+    tables: SeededEmbeddings, scheme: Scheme, causal: bool
+) -> None:
+    """ALiBi and T5 add nothing to the input, yet the two texts' context vectors differ:
+    their bias depends on the distance between two tokens, which the reordering changes."""
+    result = compare(tables, IDS_A, IDS_B, scheme, causal)
+    assert result.with_positions is not None and not result.with_positions.permuted
+    assert result.input_max_difference == 0.0
 
 
 @pytest.mark.parametrize("scheme", ["learned", "sinusoidal", "rope"])

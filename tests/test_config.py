@@ -16,7 +16,10 @@ from posviz.config import (
     MAX_TEXT_CHARS,
     Settings,
     SettingsError,
+    check_heads,
+    fit_heads,
     for_weights,
+    head_counts,
     settings_from_widgets,
     validate,
     widget_values,
@@ -28,6 +31,10 @@ RANGES = {
     "emb_dim": (2, 768),
     "seed": (0, 2**32 - 1),
     "stride": (1, 1024),
+    # the Attention tab (issue 25): heads 1 ... 12, a head of the 12, a shift up to 1024
+    "heads": (1, 12),
+    "head": (0, 11),
+    "shift": (0, 1024),
 }
 
 
@@ -35,7 +42,9 @@ def test_constants_match_the_issue() -> None:
     assert RANGES["context_length"] == config.CONTEXT_LENGTH_RANGE
     assert RANGES["emb_dim"] == config.EMB_DIM_RANGE
     assert config.GPT2_VOCAB_SIZE == 50257
-    assert config.SCHEMES == ("learned", "sinusoidal", "none", "rope")
+    assert config.SCHEMES == ("learned", "sinusoidal", "none", "rope", "alibi", "t5")
+    assert RANGES["heads"] == config.HEADS_RANGE
+    assert RANGES["shift"] == config.SHIFT_RANGE
 
 
 def test_seed_range_is_accepted_by_torch() -> None:
@@ -130,12 +139,12 @@ def test_window(window: object, ok: bool) -> None:
             validate(settings)
 
 
-@pytest.mark.parametrize("scheme", ["learned", "sinusoidal", "none", "rope"])
+@pytest.mark.parametrize("scheme", ["learned", "sinusoidal", "none", "rope", "alibi", "t5"])
 def test_every_scheme_is_valid(scheme: str) -> None:
     assert with_changes(Settings(), scheme=scheme).scheme == scheme
 
 
-@pytest.mark.parametrize("scheme", ["", "Learned", "alibi", None])
+@pytest.mark.parametrize("scheme", ["", "Learned", "ALiBi", "xpos", None])
 def test_unknown_scheme_is_rejected(scheme: object) -> None:
     with pytest.raises(SettingsError, match=r"scheme must be one of learned, sinusoidal"):
         with_changes(Settings(), scheme=scheme)
@@ -208,3 +217,63 @@ def test_gpt2_weights_fix_d_and_scheme() -> None:
         validate(dataclasses.replace(gpt2, scheme="sinusoidal"))
     with pytest.raises(SettingsError, match="weights must be init or gpt2, got 'gpt3'"):
         validate(Settings(weights="gpt3"))  # type: ignore[arg-type]
+
+
+# --- the Attention tab's heads: H divides d, K is one of them, RoPE needs even heads ----------
+
+
+def test_defaults_fit_their_heads() -> None:
+    settings = Settings()
+    assert (settings.heads, settings.head, settings.shift) == (4, 0, 0)
+    assert check_heads(settings) is settings
+
+
+@pytest.mark.parametrize("emb_dim", [2, 7, 12, 64, 96, 255, 768])
+def test_head_counts_are_the_divisors_up_to_12(emb_dim: int) -> None:
+    expected = tuple(h for h in range(1, 13) if emb_dim % h == 0)  # written out, not imported
+    assert head_counts(emb_dim) == expected
+    for heads in range(1, 13):
+        settings = Settings(emb_dim=emb_dim, heads=heads)
+        if heads in expected:
+            assert check_heads(settings) is settings
+        else:
+            with pytest.raises(SettingsError) as error:
+                check_heads(settings)
+            message = str(error.value)
+            assert f"got {heads}" in message and f"emb_dim {emb_dim}" in message
+            assert str(expected[-1]) in message and "choose one of them" in message
+
+
+def test_head_must_be_one_of_the_heads() -> None:
+    assert check_heads(Settings(heads=6, head=5, emb_dim=96)).head == 5
+    with pytest.raises(SettingsError, match=r"head must be from 0 to 3 .* got 4; choose"):
+        check_heads(Settings(heads=4, head=4))
+
+
+def test_rope_needs_even_heads() -> None:
+    assert check_heads(Settings(emb_dim=12, heads=6, scheme="rope")).heads == 6  # 2 columns
+    with pytest.raises(SettingsError, match=r"12 / heads 4 = 3: choose heads 1, 2, 3 or 6"):
+        check_heads(Settings(emb_dim=12, heads=4, scheme="rope"))
+    with pytest.raises(SettingsError, match="choose an even emb_dim"):
+        check_heads(Settings(emb_dim=7, heads=1, scheme="rope"))
+    assert check_heads(Settings(emb_dim=12, heads=4, scheme="alibi")).heads == 4
+
+
+@pytest.mark.parametrize(
+    ("settings", "heads", "head", "notices"),
+    [
+        pytest.param(Settings(), 4, 0, 0, id="fits"),
+        pytest.param(Settings(emb_dim=64, heads=6, head=5), 4, 3, 2, id="6-of-64"),
+        pytest.param(Settings(emb_dim=96, heads=6, head=5), 6, 5, 0, id="6-of-96"),
+        pytest.param(Settings(emb_dim=7, heads=4, head=2), 1, 0, 2, id="7-has-1"),
+        pytest.param(Settings(emb_dim=12, heads=4, scheme="rope"), 3, 0, 1, id="rope-even"),
+        pytest.param(Settings(emb_dim=7, scheme="rope"), 4, 0, 0, id="rope-odd-d"),
+    ],
+)
+def test_fit_heads(settings: Settings, heads: int, head: int, notices: int) -> None:
+    fitted, said = fit_heads(settings)
+    assert (fitted.heads, fitted.head, len(said)) == (heads, head, notices)
+    if settings.emb_dim % 2 == 0 or settings.scheme != "rope":
+        assert check_heads(fitted) is fitted
+    for notice in said:
+        assert notice.startswith(("heads: ", "head: ")) and "using" in notice

@@ -66,6 +66,11 @@ def test_the_lesson_sentence_states_the_rose_numbers(
     if scheme == "none":
         assert input_difference == 0.0
         assert f"its {rows} are identical too" in sentence and "cannot tell" in sentence
+    elif scheme in ("alibi", "t5"):  # nothing added to the input: their bias acts on the scores
+        assert input_difference == 0.0
+        assert f"its {rows} are identical too" in sentence
+        assert "adds nothing to the input; only its bias on the attention scores" in sentence
+        assert "can tell the 3 occurrences apart (see the Attention tab)" in sentence
     else:
         assert input_difference > 0.5
         assert f"its {rows} differ" in sentence and "identical too" not in sentence
@@ -137,8 +142,9 @@ def test_the_similarity_sentence_states_the_cells(
     assert "exactly the pairs that hold the same token" in sentence
     assert "'␣rose' (1, 4), (1, 7) and (4, 7); '␣is' (2, 5); '␣a' (3, 6)" in sentence
     rose = [similarity[p, q] for p, q in itertools.combinations([1, 4, 7], 2)]
-    if scheme == "none":
+    if scheme in ("none", "alibi", "t5"):
         assert min(rose) >= 0.9995 and "they still read 1.000" in sentence
+        assert ("bias on the attention scores" in sentence) is (scheme != "none")
     else:
         assert f"read {min(rose):.3f} to {max(rose):.3f}" in sentence
     assert f"({'bottom' if stacked else 'right'})" in sentence

@@ -62,6 +62,30 @@ def test_rope_and_none_say_what_their_table_is() -> None:
     assert geometry_lesson.NONE_NOTE in none
 
 
+@pytest.mark.parametrize("scheme", ["alibi", "t5"])
+def test_score_bias_schemes_show_the_other_tables_and_say_why(scheme: str) -> None:
+    """ALiBi and T5 have no positional table: Geometry shows the learned and the sinusoidal
+    tables (as for learned) and its first sentence says why; Distance shows its usual curves and
+    says the scheme has none; both point at the Attention tab."""
+    settings = Settings(context_length=24, emb_dim=8, seed=4, scheme=scheme)  # type: ignore[arg-type]
+    geometry = geometry_of(settings)
+    assert (geometry.main.table.kind, geometry.contrast.table.kind) == ("learned", "sinusoidal")
+    learned = book_tables(4, 8, 24)[1].numpy()
+    words = geometry_lesson.sentences(geometry)
+    assert words[0] == geometry_lesson.SCORE_BIAS_NOTES[scheme]
+    assert "has no positional table" in words[0] and "the Attention tab" in words[0]
+    assert f"lies in **{directions_90(learned)} of 8** directions" in "\n".join(words)
+    distance = distance_of(settings, beyond=4)
+    assert [curve.kind for curve in distance.curves] == ["learned", "sinusoidal", "rope"]
+    said = distance_lesson.sentences(distance)
+    assert said[-1] == distance_lesson.SCORE_BIAS_NOTES[scheme]
+    assert "no curve" in said[-1] and "See the Attention tab" in said[-1]
+    for other in ("learned", "none", "rope"):
+        assert distance_lesson.SCORE_BIAS_NOTES[scheme] not in distance_lesson.sentences(
+            distance_of(Settings(context_length=24, emb_dim=8, scheme=other), beyond=4)  # type: ignore[arg-type]
+        )
+
+
 def test_distance_sentences_quote_numpys_numbers() -> None:
     view = distance_of(Settings(context_length=30, emb_dim=8, seed=2), beyond=6)
     mean, low, high = cosines_by_distance(book_tables(2, 8, 30)[1].numpy())

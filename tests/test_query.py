@@ -153,7 +153,7 @@ def test_unknown_keys_are_ignored_with_a_notice(key: str) -> None:
     assert notices == [f"unknown parameter {key[:40]!r} ignored"]
 
 
-@pytest.mark.parametrize("raw", ["", "ROPE", "alibi", "learned ", "%72ope"])
+@pytest.mark.parametrize("raw", ["", "ROPE", "ALiBi", "xpos", "learned ", "%72ope"])
 def test_bad_scheme(raw: str) -> None:
     settings, notices = settings_from_query({"scheme": raw})
     assert settings.scheme == "learned"
@@ -297,11 +297,31 @@ def test_lecture_flag() -> None:
 @pytest.mark.parametrize("scheme", ["rope", "none", "sinusoidal"])
 def test_bad_scheme_notice_names_the_scheme_kept(scheme: str) -> None:
     base = Settings(scheme=scheme)  # type: ignore[arg-type]
-    settings, notices = settings_from_query({"scheme": "alibi"}, base)
+    settings, notices = settings_from_query({"scheme": "xpos"}, base)
     assert settings.scheme == scheme
     assert notices == [
-        f"scheme: 'alibi' is not one of learned, sinusoidal, none, rope; using {scheme}"
+        f"scheme: 'xpos' is not one of learned, sinusoidal, none, rope, alibi, t5; using {scheme}"
     ]
+
+
+@pytest.mark.parametrize("scheme", ["alibi", "t5"])
+def test_score_bias_schemes_in_links(scheme: str) -> None:
+    settings, notices = settings_from_query({"scheme": scheme})
+    assert (settings.scheme, notices) == (scheme, [])
+    assert query_from_settings(settings) == {"scheme": scheme}
+
+
+def test_attention_keys_round_trip() -> None:
+    """heads=, head=, shift= (issue 25): ranges 1-12, 0-11 and 0-1024, written out here."""
+    params = {"scheme": "alibi", "heads": "6", "head": "5", "shift": "8"}
+    settings, notices = settings_from_query(params)
+    assert (settings.heads, settings.head, settings.shift, notices) == (6, 5, 8, [])
+    assert query_from_settings(settings) == params
+    assert query_from_settings(Settings()) == {}  # defaults 4, 0, 0 are left out
+    for key, bad in (("heads", "0"), ("heads", "13"), ("head", "12"), ("shift", "1025")):
+        kept, said = settings_from_query({key: bad})
+        assert kept == Settings() and len(said) == 1
+        assert said[0].startswith(f"{key}: {bad} is outside")
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,8 @@
   ``PE[p, 2i+1] = cos(p / 10000^(2i/d))``, computed element by element with ``math``.
 * rope: the functions of the book's Llama notebook (ch05/07_gpt_to_llama), and RoPE's
   defining property (dot products depend only on the position difference).
+* alibi and t5: nothing added to the input; ALiBi's slopes against its reference get_slopes,
+  T5's buckets against its _relative_position_bucket, T5's table against nn.Embedding.
 """
 
 from __future__ import annotations
@@ -12,9 +14,26 @@ import math
 
 import pytest
 import torch
-from reference import compute_rope, precompute_rope_params, random_rows, sinusoidal
+from reference import (
+    compute_rope,
+    get_slopes,
+    precompute_rope_params,
+    random_rows,
+    relative_position_bucket,
+    sinusoidal,
+    t5_relative_attention_bias,
+)
 
-from posviz.schemes import apply_scheme, rope_angles, rope_rotate, sinusoidal_encoding
+from posviz.schemes import (
+    alibi_slopes,
+    apply_scheme,
+    rope_angles,
+    rope_rotate,
+    score_bias,
+    sinusoidal_encoding,
+    t5_bias_table,
+    t5_buckets,
+)
 
 SIZES = [
     pytest.param(1, 2, id="T1-d2"),
@@ -149,14 +168,77 @@ def test_sinusoidal_input_is_token_plus_formula() -> None:
 
 
 def test_unknown_scheme_raises() -> None:
-    with pytest.raises(ValueError, match="'alibi'"):
-        apply_scheme("alibi", random_rows(2, 2), None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="'xpos'"):
+        apply_scheme("xpos", random_rows(2, 2), None)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("scheme", ["learned", "sinusoidal", "none", "rope"])
+@pytest.mark.parametrize("scheme", ["none", "alibi", "t5"])
+def test_score_schemes_add_nothing_to_the_input(scheme: str) -> None:
+    x = random_rows(5, 6)
+    positioned = apply_scheme(scheme, x, None)  # type: ignore[arg-type]
+    assert torch.equal(positioned.position_signal, torch.zeros(5, 6))
+    assert torch.equal(positioned.input_embeddings, x)
+
+
+@pytest.mark.parametrize("scheme", ["learned", "sinusoidal", "none", "rope", "alibi", "t5"])
 def test_shapes_and_dtype(scheme: str) -> None:
     x = random_rows(3, 4)
     positioned = apply_scheme(scheme, x, random_rows(4, 4))  # type: ignore[arg-type]
     assert positioned.scheme == scheme
     assert positioned.position_signal.shape == positioned.input_embeddings.shape == (3, 4)
     assert positioned.input_embeddings.dtype == torch.float32
+
+
+# --- ALiBi and T5: what they add to the attention scores -------------------------------------
+
+
+@pytest.mark.parametrize("heads", range(1, 13), ids=lambda h: f"H{h}")
+def test_alibi_slopes_are_the_references(heads: int) -> None:
+    assert alibi_slopes(heads) == tuple(get_slopes(heads))  # floats, exactly
+
+
+def test_alibi_slopes_for_non_powers_of_two() -> None:
+    """The paper's rule written out: H = 6 takes the 4 slopes of H = 4, then slopes 1 and 3 of
+    H = 8; H = 12 the 8 of H = 8, then slopes 1, 3, 5 and 7 of H = 16."""
+    eight = [2 ** (-(k + 1)) for k in range(8)]  # H = 8: 1/2, 1/4, ... 1/256
+    sixteen = [2 ** (-(k + 1) / 2) for k in range(16)]  # H = 16: 2^-0.5, 2^-1, ...
+    assert alibi_slopes(4) == (0.25, 0.0625, 0.015625, 0.00390625)
+    assert alibi_slopes(6) == pytest.approx([0.25, 0.0625, 0.015625, 0.00390625, *eight[0:4:2]])
+    assert alibi_slopes(12) == pytest.approx([*eight, *sixteen[0:8:2]])
+
+
+def test_t5_buckets_are_the_references_for_distances_0_to_300() -> None:
+    distance = torch.arange(0, 2048)  # key k = 0 ... 2047 tokens back (300 and far beyond)
+    relative = -distance  # j - i
+    reference = relative_position_bucket(relative, bidirectional=False)
+    assert torch.equal(t5_buckets(relative), reference)
+    assert t5_buckets(relative)[:301].tolist() == reference[:301].tolist()
+    # exact up to 15, one bucket for everything from 128 on
+    assert t5_buckets(relative)[:16].tolist() == list(range(16))
+    assert set(t5_buckets(relative)[128:].tolist()) == {31}
+    assert t5_buckets(torch.arange(1, 40)).tolist() == [0] * 39  # keys ahead: bucket 0
+
+
+@pytest.mark.parametrize(("seed", "heads"), [(123, 4), (7, 6), (0, 12)])
+def test_t5_table_is_the_seeded_embedding(seed: int, heads: int) -> None:
+    state = torch.random.get_rng_state()
+    assert torch.equal(
+        t5_bias_table(seed=seed, heads=heads), t5_relative_attention_bias(seed, heads)
+    )
+    assert torch.equal(torch.random.get_rng_state(), state)  # the global generator untouched
+
+
+@pytest.mark.parametrize("heads", [4, 6, 12])
+def test_score_bias_against_the_formulas(heads: int) -> None:
+    queries, keys = torch.arange(5, 45), torch.arange(3, 50)  # any positions
+    i, j = queries[:, None], keys[None, :]
+    alibi = score_bias("alibi", queries, keys, heads=heads, seed=1)
+    for head, slope in enumerate(get_slopes(heads)):
+        assert torch.equal(alibi[head], -slope * (i - j).abs().double())
+    t5 = score_bias("t5", queries, keys, heads=heads, seed=1)
+    table = t5_relative_attention_bias(1, heads)
+    buckets = relative_position_bucket(j - i, bidirectional=False)
+    for head in range(heads):
+        assert torch.equal(t5[head], table[buckets, head].double())
+    with pytest.raises(ValueError, match="'rope'"):
+        score_bias("rope", queries, keys, heads=heads, seed=1)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from posviz.config import Scheme
 from posviz.distance import DistanceCurve, DistanceView
 
 FLAT: Final = 1e-4  # a band narrower than this at every distance is flat (float32 rounding)
@@ -33,6 +34,13 @@ NONE_NOTE: Final = (
     "The *none* scheme has no positional signal (every position vector is zero), so it has no "
     "curve here."
 )
+SCORE_BIAS_NOTES: Final[dict[Scheme, str]] = {
+    "alibi": "*ALiBi* adds no position vectors, so it has no curve of similar positions here: "
+    "its bias, −m·k at distance k, acts on the attention scores. See the Attention tab.",
+    "t5": "*T5's relative bias* adds no position vectors, so it has no curve of similar "
+    "positions here: its bias, one number per distance bucket, acts on the attention scores. "
+    "See the Attention tab.",
+}
 _FORMULAS: Final = {"sinusoidal": "the sinusoidal table", "rope": "RoPE"}
 
 
@@ -104,6 +112,8 @@ def sentences(view: DistanceView) -> list[str]:
     found += ends_sentences(view)
     if view.settings.scheme == "none":
         found.append(NONE_NOTE)
+    if view.settings.scheme in SCORE_BIAS_NOTES:
+        found.append(SCORE_BIAS_NOTES[view.settings.scheme])
     return found
 
 

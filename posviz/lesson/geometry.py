@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from posviz.config import Scheme
 from posviz.geometry import GeometryView, TableGeometry, TokenCosines
 from posviz.token_text import for_markdown
 from posviz.tokenizer import token_texts
@@ -35,6 +36,13 @@ ROPE_NOTE: Final = (
 NONE_NOTE: Final = (
     "The *none* scheme adds nothing: its table is all zeros, so there is nothing to project."
 )
+SCORE_BIAS_NOTES: Final[dict[Scheme, str]] = {
+    "alibi": "*ALiBi* has no positional table: it adds −m·(i − j) to the attention scores "
+    "(the Attention tab). Shown instead: the learned table and the sinusoidal one.",
+    "t5": "*T5's relative bias* has no positional table: it adds a bias per distance bucket to "
+    "the attention scores (the Attention tab). Shown instead: the learned table and the "
+    "sinusoidal one.",
+}
 
 
 def shape_sentence(shape: TableGeometry) -> str:
@@ -108,6 +116,8 @@ def cosines_sentence(cosines: tuple[TokenCosines, ...]) -> str | None:
 def sentences(view: GeometryView) -> list[str]:
     """The Markdown paragraphs under the Geometry figure, in reading order."""
     found = [shape_sentence(view.main), shape_sentence(view.contrast)]
+    if view.settings.scheme in SCORE_BIAS_NOTES:
+        found.insert(0, SCORE_BIAS_NOTES[view.settings.scheme])
     for shape in (view.main, view.contrast):
         order = order_sentence(shape)
         if order is not None:

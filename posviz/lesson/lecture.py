@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from posviz.compare import OrderComparison
-from posviz.config import Scheme, Weights
+from posviz.config import SCORE_BIAS, Scheme, Weights
 from posviz.lesson.repeats import count, listing, number, quoted
 from posviz.repeats import RepeatedToken, RepeatFacts
 from posviz.similarity import READS_ONE, SimilarityFacts
@@ -140,6 +140,15 @@ STEPS: Final = (
                 "RoPE adds nothing: it turns each pair of dimensions by position × θᵢ "
                 "(the panel: cos).",
             ),
+            "alibi": (
+                "ALiBi: nothing added",
+                "ALiBi adds nothing to the input: it adds −m·(i − j) to the attention scores.",
+            ),
+            "t5": (
+                "T5's bias: nothing added",
+                "T5 adds nothing to the input: it adds a bias per distance to the attention "
+                "scores.",
+            ),
         },
     ),
     Step(
@@ -154,6 +163,8 @@ STEPS: Final = (
             by_scheme={
                 "none": "Nothing is added: are the rows of {token} at {positions} still equal?",
                 "rope": "After rotating, are the rows of {token} at {positions} still equal?",
+                "alibi": "Nothing is added: are the rows of {token} at {positions} still equal?",
+                "t5": "Nothing is added: are the rows of {token} at {positions} still equal?",
             },
         ),
         by_scheme={
@@ -168,6 +179,14 @@ STEPS: Final = (
             "rope": (
                 "Rotated token vectors",
                 "Each token row turned by its position (Llama turns queries and keys instead).",
+            ),
+            "alibi": (
+                "Input embeddings = token embeddings",
+                "ALiBi adds nothing here: its bias waits for the attention scores.",
+            ),
+            "t5": (
+                "Input embeddings = token embeddings",
+                "T5's bias adds nothing here: it waits for the attention scores.",
             ),
         },
     ),
@@ -275,6 +294,11 @@ def input_answer(facts: RepeatFacts, *, markdown: bool = True) -> str:
     if main is None:
         return "No token repeats in this window: nothing to tell apart."
     token, where = _named(main, markdown)
+    if main.input_difference == 0.0 and facts.scheme in SCORE_BIAS:
+        return (
+            f"Yes: {token} at {where} still identical (largest difference 0.0): the input "
+            "carries no position; only the bias on the attention scores tells them apart."
+        )
     if main.input_difference == 0.0:
         return (
             f"Yes: {token} at {where} still identical (largest difference 0.0): to attention "

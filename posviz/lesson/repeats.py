@@ -43,12 +43,24 @@ _INPUT_PANEL: Final[dict[Scheme, str]] = {
     "sinusoidal": "input panel",
     "none": "input panel",
     "rope": "rotated panel",
+    "alibi": "input panel",
+    "t5": "input panel",
 }
 _ADDED: Final[dict[Scheme, str]] = {
     "learned": "the position vectors added to them",
     "sinusoidal": "the sin/cos vectors added to them",
     "none": "nothing",
     "rope": "the rotation by position",
+    "alibi": "nothing",
+    "t5": "nothing",
+}
+# ALiBi and T5 add nothing to the input: what tells the occurrences apart is their bias on the
+# attention scores (the Attention tab).
+_SCORES_ONLY: Final[dict[Scheme, str]] = {
+    "alibi": "ALiBi adds nothing to the input; only its bias on the attention scores, which "
+    "grows with the distance between two tokens, can tell",
+    "t5": "T5's relative bias adds nothing to the input; only its bias on the attention "
+    "scores, by the distance between two tokens, can tell",
 }
 NAMED_POSITIONS: Final = 6  # positions (or pairs) written out before "and N more"
 OTHERS_NAMED: Final = 4  # other repeated tokens named after the main one
@@ -147,6 +159,8 @@ def lesson_sentence(facts: RepeatFacts, *, stacked: bool, markdown: bool = True)
             if scheme == "none"
             else f"self-attention cannot tell {apart} apart"
         )
+        if scheme in _SCORES_ONLY:
+            why = f"{_SCORES_ONLY[scheme]} {apart} apart (see the Attention tab)"
     else:
         input_verdict = f"its {rows} differ"
         if scheme == "rope":
@@ -241,11 +255,14 @@ def similarity_sentence(facts: SimilarityFacts, *, stacked: bool, markdown: bool
     panel = f"{_INPUT_PANEL[facts.scheme]} ({right})"
     if low >= READS_ONE:
         inputs = f"In the {panel} {_bold('they still read 1.000', markdown)}"
-        inputs += (
-            ": no position signal, nothing tells them apart"
-            if facts.scheme == "none"
-            else ": the position signal did not separate them"
-        )
+        if facts.scheme in _SCORES_ONLY:
+            inputs += f": {_SCORES_ONLY[facts.scheme]} them apart"
+        else:
+            inputs += (
+                ": no position signal, nothing tells them apart"
+                if facts.scheme == "none"
+                else ": the position signal did not separate them"
+            )
     else:
         read = _span(main.input)
         inputs = (

@@ -18,6 +18,8 @@ SCHEME_LABELS: Final[dict[Scheme, str]] = {  # the scheme menu
     "sinusoidal": "Sinusoidal (Transformer paper)",
     "none": "None (order-blind)",
     "rope": "RoPE (rotary, Llama)",
+    "alibi": "ALiBi (linear bias, BLOOM)",
+    "t5": "T5 relative bias",
 }
 SCHEME_NOTES: Final[dict[Scheme, str]] = {  # Markdown, shown under the embeddings figure
     "learned": "GPT-2 and the book learn the positional table: it starts random, as here, and "
@@ -31,6 +33,14 @@ SCHEME_NOTES: Final[dict[Scheme, str]] = {  # Markdown, shown under the embeddin
     "vector at position p by the angle p·θⱼ, θⱼ = 10000^(−2j/d). The middle panel shows "
     "cos(p·θⱼ). Real models (Llama) rotate the queries and keys inside attention, not the "
     "input; posviz rotates the token vectors to show the effect.",
+    "alibi": "ALiBi adds nothing to the input: it adds −m·(i − j) to the attention score of "
+    "query i and key j, a penalty that grows linearly with the distance, with one slope m per "
+    "head. The middle panel is zeros and the input equals the token embeddings; see the "
+    "**Attention** tab.",
+    "t5": "T5's relative bias adds nothing to the input: it adds a number E[bucket(j − i)] per "
+    "head to the attention score of query i and key j, one of 32 buckets of distance (exact "
+    "up to 15, wider up to 128, one bucket beyond). The middle panel is zeros and the input "
+    "equals the token embeddings; see the **Attention** tab.",
 }
 POSITION_PANEL_NOTES: Final[dict[Scheme, str]] = {  # under the similarity figure
     "learned": "Middle: similarity of the learned position vectors.",
@@ -42,6 +52,14 @@ POSITION_PANEL_NOTES: Final[dict[Scheme, str]] = {  # under the similarity figur
     "rope": (
         "Middle: similarity of cos(position × θᵢ), the rotation RoPE applies; real models "
         "rotate queries and keys inside attention, not the input."
+    ),
+    "alibi": (
+        "Middle: ALiBi adds no position vectors (every vector is zero, shown as 0); its bias "
+        "acts on the attention scores, see the Attention tab."
+    ),
+    "t5": (
+        "Middle: T5's relative bias adds no position vectors (every vector is zero, shown as "
+        "0); its bias acts on the attention scores, see the Attention tab."
     ),
 }
 DISTANCE_ONLY: Final = 1e-4  # a diagonal constant to 4 decimals "depends only on the distance"
@@ -101,6 +119,8 @@ def shape_labels(
         ),
         "none": ShapeLabel("+ nothing (no positional signal)", "0"),
         "rope": ShapeLabel("↻ rotation angles [T, d/2]", f"[{n}, {emb_dim // 2}]"),
+        "alibi": ShapeLabel("+ nothing (ALiBi biases the scores)", "0"),
+        "t5": ShapeLabel("+ nothing (T5 biases the scores)", "0"),
     }[scheme]
     result = "= rotated" if scheme == "rope" else "= input"
     return (

@@ -13,6 +13,7 @@ from typing import Final
 
 from posviz.compare import MAX_COMPARE_TOKENS, OrderComparison, OrderSummary
 from posviz.config import Scheme
+from posviz.schemes import alibi_slopes
 from posviz.token_text import for_markdown, visible
 from posviz.tokenizer import token_bytes
 
@@ -22,6 +23,16 @@ SCHEME_POSITIONS: Final[dict[Scheme, str]] = {
     "sinusoidal": "sin/cos positions added",
     "none": "no position signal",
     "rope": "RoPE rotating queries and keys",
+    "alibi": "ALiBi's linear bias on the scores",
+    "t5": "T5's relative bias on the scores",
+}
+_SCORE_BIAS_INPUTS: Final[dict[Scheme, str]] = {
+    "alibi": "ALiBi adds nothing to them; it adds −m·|i − j| to the attention scores (one "
+    f"head, as here: m = 1/{round(1 / alibi_slopes(1)[0])}), so tokens at other distances "
+    "score differently.",
+    "t5": "T5's relative bias adds nothing to them; it adds E[bucket(j − i)] to the attention "
+    "scores (E: the seeded init of nn.Embedding(32, 1)), so tokens at other distances score "
+    "differently.",
 }
 
 ATTENTION_NOTE: Final = (
@@ -136,6 +147,8 @@ def findings(comparison: OrderComparison) -> list[str]:
     )
     if scheme == "none":
         inputs = "**Input embeddings:** the same rows reordered too: this scheme adds nothing."
+    elif scheme in _SCORE_BIAS_INPUTS:
+        inputs = f"**Input embeddings:** {_SCORE_BIAS_INPUTS[scheme]}"
     elif scheme == "rope":
         inputs = (
             "**Input embeddings:** RoPE adds nothing to them; it rotates each query and key by "

@@ -68,12 +68,16 @@ PANEL_TITLES: Final[dict[Scheme, tuple[str, str, str]]] = {
     ),
     "none": ("token embeddings", "no positional signal<br>(zeros)", "input = token<br>embeddings"),
     "rope": ("token embeddings", "RoPE: cos(position × θᵢ)", "rotated token vectors"),
+    "alibi": ("token embeddings", "ALiBi adds nothing<br>(zeros)", "input = token<br>embeddings"),
+    "t5": ("token embeddings", "T5 bias adds nothing<br>(zeros)", "input = token<br>embeddings"),
 }
 SIMILARITY_TITLES: Final[dict[Scheme, tuple[str, str, str]]] = {
     "learned": ("token embeddings", "positional embeddings<br>(learned)", "input embeddings"),
     "sinusoidal": ("token embeddings", "positional encoding<br>(sin/cos)", "input embeddings"),
     "none": ("token embeddings", "no positional signal<br>(all 0)", "input = token<br>embeddings"),
     "rope": ("token embeddings", "RoPE: cos(position × θᵢ)", "rotated token vectors"),
+    "alibi": ("token embeddings", "ALiBi adds nothing<br>(all 0)", "input = token<br>embeddings"),
+    "t5": ("token embeddings", "T5 bias adds nothing<br>(all 0)", "input = token<br>embeddings"),
 }
 _VALUE_NAMES: Final = ("token", "position", "input")
 _ROPE_VALUE_NAMES: Final = ("token", "cos(p·θ)", "rotated")

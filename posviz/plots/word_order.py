@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from posviz.compare import OrderComparison
+from posviz.config import ADDS_TO_INPUT
 from posviz.plots._figure import FigureSpec, as_figure
 from posviz.plots._layout import (
     CHART_BOTTOM_GAP,
@@ -82,7 +83,7 @@ def compare_spec(
             positioned.attention_b.queries,
         )
         second_same = False
-    elif comparison.scheme == "none":
+    elif comparison.scheme not in ADDS_TO_INPUT:  # none, and ALiBi and T5 bias the scores
         second = ("input = token<br>embeddings", a.input_embeddings, b.input_embeddings)
         second_same = True
     else:
