@@ -80,10 +80,13 @@ from posviz.lesson.word_order import summary_lines
 from posviz.pipeline import EmbeddingTables
 from posviz.plots.distance import distance_figure
 from posviz.plots.geometry import geometry_figure
-from posviz.plots.heatmaps import embeddings_figure, similarity_figure
+from posviz.plots.heatmaps import (
+    embeddings_chart,
+    embeddings_figure,
+    similarity_chart,
+    similarity_figure,
+)
 from posviz.plots.word_order import compare_figure
-from posviz.repeats import repeat_facts
-from posviz.similarity import similarity_facts
 from posviz.tokenizer import TokenizerDataError
 from posviz.view import TablesFor, View, build_view, build_word_order, seeded_tables
 
@@ -418,9 +421,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if comparison is not None:
         report.write("".join(f"{line}\n" for line in summary_lines(comparison)))
     if args.lesson:
-        report.write(f"{lesson_sentence(repeat_facts(window), stacked=False, markdown=False)}\n")
-        facts = similarity_facts(window)
-        report.write(f"{similarity_sentence(facts, stacked=False, markdown=False)}\n")
+        # The sentences of the figures --out draws (Canvas(): side by side).
+        embeddings = embeddings_chart(window, lecture=args.lecture).decisions
+        report.write(f"{lesson_sentence(embeddings, markdown=False)}\n")
+        similarity = similarity_chart(window, lecture=args.lecture).decisions
+        report.write(f"{similarity_sentence(similarity, markdown=False)}\n")
     if args.csv is not None:
         _write(args.csv, matrices_csv(window))
     if args.npy is not None:

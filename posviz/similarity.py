@@ -24,15 +24,16 @@ tensor([[1., 1., 0.],
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, Literal
 
 import torch
 
 from posviz.config import Scheme
 from posviz.pipeline import WindowEmbeddings
-from posviz.repeats import repeated_positions
+from posviz.repeats import marked_first, repeated_positions, token_names
 
 MAX_POSITIONS: Final = 256  # similarity rows per panel: 3 x 256 x 256 float32, about 1 MB
 
@@ -85,41 +86,73 @@ def similarities(window: WindowEmbeddings) -> Similarities:
 
 
 NeighbourPattern = Literal["neighbours_alike", "no_pattern", "neighbours_apart", "too_short"]
-BAND_MARGIN: Final = 0.1  # mean cosine by which neighbours must beat distant pairs to count
+NOISE_SIGMAS: Final = 3.0  # standard deviations of chance a difference must exceed to count
 
 
 @dataclass(frozen=True)
 class NeighbourSimilarity:
-    """How alike neighbouring positions are, from a position panel's ``[n, n]`` similarity."""
+    """How alike neighbouring positions are, from a position panel's ``[n, n]`` similarity.
+
+    ``noise``: how far apart the two means could be by chance. For a table of independent
+    random rows (the book's random init: isotropic directions) each cosine has mean 0 and
+    variance exactly ``1 / d``, and the cosines of two different pairs are uncorrelated (even
+    when the pairs share a row), so a mean over ``a`` pairs minus a mean over ``b`` other
+    pairs has variance ``(1/a + 1/b) / d``; ``noise`` is :data:`NOISE_SIGMAS` standard
+    deviations of that (a random table goes past it about 3 times in 1,000). A difference
+    within it is not called a pattern: it is what any random table of this size gives.
+    """
 
     adjacent: float  # mean cosine similarity of positions p and p + 1
     distant: float | None  # mean over pairs at least `distance` apart (None below 4 positions)
     distance: int  # n // 2
+    noise: float  # NOISE_SIGMAS standard deviations of adjacent - distant for random rows
+
+    @property
+    def difference(self) -> float | None:
+        """``adjacent - distant`` (``None`` when there are no distant pairs)."""
+        return None if self.distant is None else self.adjacent - self.distant
 
     @property
     def pattern(self) -> NeighbourPattern:
-        """What the two means show: neighbours more alike than distant positions by at least
-        :data:`BAND_MARGIN` (a bright band along the diagonal), less alike by as much, neither,
-        or too few positions to compare.
+        """What the two means show: neighbours more alike than distant positions by more than
+        :attr:`noise` (a bright band along the diagonal), less alike by as much, neither
+        (within chance), or too few positions to compare.
 
-        >>> NeighbourSimilarity(0.9, 0.2, 8).pattern, NeighbourSimilarity(0.05, 0.01, 8).pattern
-        ('neighbours_alike', 'no_pattern')
+        >>> NeighbourSimilarity(0.9, 0.2, 8, noise=0.1).pattern
+        'neighbours_alike'
+        >>> NeighbourSimilarity(-0.131, -0.065, 8, noise=0.1).pattern
+        'no_pattern'
         """
-        if self.distant is None:
+        difference = self.difference
+        if difference is None:
             return "too_short"
-        if self.adjacent - self.distant >= BAND_MARGIN:
+        if difference > self.noise:
             return "neighbours_alike"
-        if self.distant - self.adjacent >= BAND_MARGIN:
+        if -difference > self.noise:
             return "neighbours_apart"
         return "no_pattern"
 
 
-def neighbour_similarity(position: torch.Tensor) -> NeighbourSimilarity | None:
-    """Mean similarity of neighbouring positions, and of positions at least ``n // 2`` apart,
-    from the ``[n, n]`` matrix ``position`` (``None`` for fewer than 2 positions).
+def chance_difference(adjacent_pairs: int, distant_pairs: int, emb_dim: int) -> float:
+    """:data:`NOISE_SIGMAS` standard deviations of a mean cosine over ``adjacent_pairs`` pairs
+    minus one over ``distant_pairs`` other pairs, for independent random rows of ``emb_dim``
+    dimensions (see :class:`NeighbourSimilarity`).
 
-    >>> neighbour_similarity(torch.tensor([[1.0, 0.5, 0.0], [0.5, 1.0, 0.5], [0.0, 0.5, 1.0]]))
-    NeighbourSimilarity(adjacent=0.5, distant=None, distance=2)
+    >>> round(chance_difference(255, 8256, 768), 4), round(chance_difference(7, 10, 2), 3)
+    (0.0069, 1.045)
+    """
+    variance = (1 / adjacent_pairs + 1 / distant_pairs) / emb_dim
+    return NOISE_SIGMAS * math.sqrt(variance)
+
+
+def neighbour_similarity(position: torch.Tensor, *, emb_dim: int) -> NeighbourSimilarity | None:
+    """Mean similarity of neighbouring positions, and of positions at least ``n // 2`` apart,
+    from the ``[n, n]`` matrix ``position`` of rows with ``emb_dim`` dimensions (``None`` for
+    fewer than 2 positions).
+
+    >>> neighbour_similarity(torch.tensor([[1.0, 0.5, 0.0], [0.5, 1.0, 0.5], [0.0, 0.5, 1.0]]),
+    ...                      emb_dim=4)
+    NeighbourSimilarity(adjacent=0.5, distant=None, distance=2, noise=0.0)
     """
     n = position.shape[0]
     if n < 2:
@@ -127,8 +160,11 @@ def neighbour_similarity(position: torch.Tensor) -> NeighbourSimilarity | None:
     distance = max(2, n // 2)
     adjacent = float(position.diagonal(1).double().mean())  # [n - 1] pairs (p, p + 1)
     far = [position.diagonal(k) for k in range(distance, n)]  # pairs >= distance apart
-    distant = float(torch.cat(far).double().mean()) if far and n >= 4 else None
-    return NeighbourSimilarity(adjacent, distant, distance)
+    if not far or n < 4:
+        return NeighbourSimilarity(adjacent, None, distance, 0.0)
+    distant = torch.cat(far).double()  # [pairs]
+    noise = chance_difference(n - 1, distant.numel(), emb_dim)
+    return NeighbourSimilarity(adjacent, float(distant.mean()), distance, noise)
 
 
 def distance_spread(matrix: torch.Tensor) -> float:
@@ -170,7 +206,7 @@ class RepeatSimilarity:
     smallest and the largest over the pairs (values from the matrices the figure shows)."""
 
     token_id: int
-    token_text: str  # as token_text.visible writes it; not escaped
+    token_text: str  # as the chips and tick labels write it at its first position (not escaped)
     positions: tuple[int, ...]  # its positions among the rows shown, at least two
     token: tuple[float, float]  # (smallest, largest) in the token panel
     position: tuple[float, float]  # in the position panel
@@ -204,6 +240,11 @@ class SimilarityFacts:
         """Pairs of positions that hold the same token."""
         return sum(len(token.pairs) for token in self.tokens)
 
+    def led_by(self, groups: Sequence[tuple[int, ...]]) -> SimilarityFacts:
+        """These facts with the tokens standing at ``groups`` (the figure's marked tokens, in
+        the order it marks them) first, then the others as they were."""
+        return replace(self, tokens=marked_first(self.tokens, groups))
+
 
 READS_ONE: Final = 0.9995  # the smallest value printed as 1.000
 
@@ -219,12 +260,27 @@ def _ones_above_diagonal(matrix: torch.Tensor) -> torch.Tensor:
     return torch.triu(matrix.double() >= READS_ONE, diagonal=1)
 
 
+def similarities_shown(window: WindowEmbeddings, shown: int) -> Similarities:
+    """:func:`similarities` of the first ``shown`` positions only: ``[shown, shown]`` each."""
+    return Similarities(
+        token=cosine_similarity(window.token_embeddings[:shown]),
+        position=cosine_similarity(window.pos_embeddings[:shown]),
+        input=cosine_similarity(window.input_embeddings[:shown]),
+    )
+
+
 def similarity_facts(
-    window: WindowEmbeddings, *, max_positions: int = MAX_POSITIONS
+    window: WindowEmbeddings,
+    *,
+    max_positions: int = MAX_POSITIONS,
+    matrices: Similarities | None = None,
+    names: Sequence[str] | None = None,
 ) -> SimilarityFacts:
     """The repeated tokens among the first ``max_positions`` positions of ``window`` and their
     similarities in the three panels, as :func:`posviz.plots.heatmaps.similarity_figure` draws
-    them (same matrices, same rows).
+    them (same matrices, same rows). ``matrices``: :func:`similarities_shown` of those rows,
+    if the caller has them; ``names``: the rows' texts as the tick labels write them
+    (default :func:`posviz.repeats.token_names`).
 
     >>> from posviz.embeddings import SeededEmbeddings
     >>> from posviz.pipeline import embed_window
@@ -236,17 +292,24 @@ def similarity_facts(
     if max_positions < 1:
         raise ValueError(f"max_positions must be at least 1, got {max_positions}")
     shown = min(len(window.token_ids), max_positions)
+    if matrices is None:
+        matrices = similarities_shown(window, shown)
+    elif matrices.token.shape != (shown, shown):
+        raise ValueError(
+            f"matrices of shape {list(matrices.token.shape)} for {shown} positions shown: pass "
+            "similarities_shown(window, shown)"
+        )
+    token, position, inputs = matrices.token, matrices.position, matrices.input
     token_ids = window.token_ids[:shown]
-    token = cosine_similarity(window.token_embeddings[:shown])  # [shown, shown]
-    position = cosine_similarity(window.pos_embeddings[:shown])
-    inputs = cosine_similarity(window.input_embeddings[:shown])
+    groups = repeated_positions(token_ids)
+    names = token_names(window, shown) if names is None and groups else names
     found = []
-    for token_id, positions in repeated_positions(token_ids).items():
+    for token_id, positions in groups.items():
         pairs = [(p, q) for index, p in enumerate(positions) for q in positions[index + 1 :]]
         found.append(
             RepeatSimilarity(
                 token_id=token_id,
-                token_text=window.token_texts[positions[0]],
+                token_text=names[positions[0]] if names is not None else "",
                 positions=positions,
                 token=_range(token, pairs),
                 position=_range(position, pairs),

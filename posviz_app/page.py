@@ -78,13 +78,13 @@ from posviz.lesson.word_order import (
     cut_note,
     findings,
     status_message,
+    texts_line,
 )
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings
-from posviz.plots import Canvas
-from posviz.plots.distance import distance_spec
-from posviz.plots.geometry import NARROWEST_CHART, geometry_spec
-from posviz.plots.heatmaps import embeddings_figure, embeddings_spec, similarity_spec, stacks
-from posviz.plots.word_order import compare_spec
+from posviz.plots.distance import distance_chart
+from posviz.plots.geometry import geometry_chart
+from posviz.plots.heatmaps import embeddings_chart, embeddings_figure, similarity_chart, stacks
+from posviz.plots.word_order import compare_chart
 from posviz.presets import PRESETS, matching_preset
 from posviz.query import (
     TABS,
@@ -93,19 +93,11 @@ from posviz.query import (
     seed_from_text,
     text_fits_in_link,
 )
-from posviz.repeats import repeat_facts
-from posviz.similarity import (
-    MAX_POSITIONS,
-    cosine_similarity,
-    distance_spread,
-    neighbour_similarity,
-    similarity_facts,
-)
 from posviz.token_text import for_markdown, readable
 from posviz.tokenizer import TokenizerDataError, token_labels, token_texts
 from posviz.view import TablesFor, View, batch_for, book_attention, build_view, build_word_order
 from posviz_app import runtime
-from posviz_app.chart import chart_canvas, show_chart, start_plotly_early
+from posviz_app.chart import chart_canvas, show_chart
 
 CUSTOM = "Your own text"
 WORD_ORDER = "Word order"  # the compare tab
@@ -710,13 +702,6 @@ def move_step(delta: int) -> None:
     st.session_state["step"] = min(max(step, 0), len(SLIDES) - 1)
 
 
-def narrow(canvas: Canvas) -> bool:
-    """Whether the Geometry and Distance figures stack (a phone's layout) on ``canvas``: a
-    chart narrower than the narrowest side-by-side one they promise (a 1024-px window with the
-    sidebar open), as the browser measured it."""
-    return canvas.width is not None and canvas.width < NARROWEST_CHART
-
-
 def chart_stacks(embeddings: WindowEmbeddings, key: str) -> bool:
     """Whether chart ``key`` stacks its panels in the room it last reported (the words above
     it say "top" and "bottom" then, not "left" and "right")."""
@@ -725,12 +710,10 @@ def chart_stacks(embeddings: WindowEmbeddings, key: str) -> bool:
 
 def embeddings_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
     """The Embeddings tab: the lesson in numbers, the three heatmaps, what the scheme adds."""
-    stacked = chart_stacks(embeddings, "embeddings")
-    facts = repeat_facts(embeddings)  # the sentence's and the outlines': measured once
-    keyed_markdown(lesson_sentence(facts, stacked=stacked), "lesson")
-    show_chart(
-        lambda canvas: embeddings_spec(embeddings, canvas=canvas, facts=facts), key="embeddings"
-    )
+    # The figure first: the sentence reads what it decided (rows, dims, stacking, outlines).
+    drawn = embeddings_chart(embeddings, canvas=chart_canvas("embeddings"))
+    keyed_markdown(lesson_sentence(drawn.decisions), "lesson")
+    show_chart(drawn.spec, key="embeddings")
     if settings.weights == "gpt2":
         st.markdown(source_caption(tables_commit(), len(embeddings.token_ids)))
     else:
@@ -740,17 +723,15 @@ def embeddings_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
 def similarity_view(settings: Settings, embeddings: WindowEmbeddings) -> None:
     """The Similarity tab: which cells read 1.0 and why, the three similarity matrices, and
     what the position panel shows (said only as far as its numbers show it)."""
-    stacked = chart_stacks(embeddings, "similarity")
-    keyed_markdown(similarity_sentence(similarity_facts(embeddings), stacked=stacked), "lesson")
-    show_chart(lambda canvas: similarity_spec(embeddings, canvas=canvas), key="similarity")
-    positions = cosine_similarity(embeddings.pos_embeddings)
-    neighbours = neighbour_similarity(positions)
-    if settings.scheme == "learned" and neighbours is not None:
-        st.markdown(neighbour_sentence(neighbours, len(embeddings.token_ids)))
-        explain(pattern_sentence(neighbours, trained=settings.weights == "gpt2"), lecture=False)
+    drawn = similarity_chart(embeddings, canvas=chart_canvas("similarity"))
+    decisions = drawn.decisions  # and the numbers of the cells it drew
+    keyed_markdown(similarity_sentence(decisions), "lesson")
+    show_chart(drawn.spec, key="similarity")
+    if settings.scheme == "learned" and decisions.neighbours is not None:
+        st.markdown(neighbour_sentence(decisions))
+        explain(pattern_sentence(decisions, trained=settings.weights == "gpt2"), lecture=False)
     else:
-        spread = distance_spread(positions[:MAX_POSITIONS, :MAX_POSITIONS])
-        explain(position_panel_note(settings.scheme, spread=spread), lecture=False)
+        explain(position_panel_note(settings.scheme, spread=decisions.spread), lecture=False)
 
 
 @once_link_read
@@ -812,10 +793,9 @@ def compare_view(view: View, tables: TablesFor, *, lecture: bool) -> None:
             delta_color="off",
             delta_arrow="off",
         )
-    show_chart(
-        lambda canvas: compare_spec(comparison, lecture=lecture, canvas=canvas), key="compare"
-    )
-    for paragraph in findings(comparison):
+    drawn = compare_chart(comparison, lecture=lecture, canvas=chart_canvas("compare"))
+    show_chart(drawn.spec, key="compare")
+    for paragraph in findings(comparison, drawn.decisions):
         st.markdown(paragraph)
     if settings.causal:
         st.markdown(CAUSAL_NOTE)
@@ -840,8 +820,9 @@ def geometry_view(view: View, tables: TablesFor) -> None:
     table, their singular values and row lengths, and what the numbers say."""
     geometry = build_geometry(view, tables=tables, init_tables=tables_for, memo=kept)
     explain(geometry_lesson.INTRO, lecture=False)
-    show_chart(lambda canvas: geometry_spec(geometry, stacked=narrow(canvas)), key="geometry")
-    for paragraph in geometry_lesson.sentences(geometry):
+    drawn = geometry_chart(geometry, canvas=chart_canvas("geometry"))
+    show_chart(drawn.spec, key="geometry")
+    for paragraph in geometry_lesson.sentences(geometry, drawn.decisions):
         st.markdown(paragraph)
     view_code(view.settings, "geometry")
 
@@ -863,8 +844,9 @@ def distance_view(view: View, tables: TablesFor) -> None:
     )
     distance = build_distance(view, beyond=beyond, tables=tables, init_tables=tables_for, memo=kept)
     explain(distance_lesson.INTRO, lecture=False)
-    show_chart(lambda canvas: distance_spec(distance, stacked=narrow(canvas)), key="distance")
-    for paragraph in distance_lesson.sentences(distance):
+    drawn = distance_chart(distance, canvas=chart_canvas("distance"))
+    show_chart(drawn.spec, key="distance")
+    for paragraph in distance_lesson.sentences(distance, drawn.decisions):
         st.markdown(paragraph)
     view_code(settings, "distance", beyond=beyond)
 
@@ -943,24 +925,23 @@ def stage_embeddings(view: View, slide: Slide, tables: TablesFor) -> None:
     embeddings = view.embeddings
     if embeddings is None:
         return
-    facts = repeat_facts(embeddings)
+    place = f"slide {slide.number}"  # each slide has its own text above the chart
+    drawn = embeddings_chart(
+        embeddings,
+        lecture=True,
+        panels=slide.panels,
+        outlines=slide.outlines,
+        canvas=chart_canvas("embeddings", place=place),
+    )
+    decisions = drawn.decisions
     answer = token_answer if slide.step.panels == 1 else input_answer
-    ask_or_answer(slide, question_text(slide, view.settings.scheme, facts), lambda: answer(facts))
+    question = question_text(slide, view.settings.scheme, decisions)
+    ask_or_answer(slide, question, lambda: answer(decisions))
     if not (slide.step.question and slide.revealed):  # an answer leaves its height to the rows
         shapes_line(view.settings, view.batch, compact=True)
-    show_chart(
-        lambda canvas: embeddings_spec(
-            embeddings,
-            lecture=True,
-            panels=slide.panels,
-            outlines=slide.outlines,
-            canvas=canvas,
-            facts=facts,
-        ),
-        key="embeddings",
-        fill=True,  # as tall as the window leaves below the chart's top
-        place=f"slide {slide.number}",  # each slide has its own text above the chart
-    )
+    # Side by side: as tall as the window leaves below the chart's top; stacked (a phone): as
+    # tall as its panels need, the page scrolls.
+    show_chart(drawn.spec, key="embeddings", fill=decisions.fills, place=place)
 
 
 def stage_similarity(view: View, slide: Slide, tables: TablesFor) -> None:
@@ -968,36 +949,30 @@ def stage_similarity(view: View, slide: Slide, tables: TablesFor) -> None:
     embeddings = view.embeddings
     if embeddings is None:
         return
-    facts = repeat_facts(embeddings)
-    ask_or_answer(
-        slide,
-        question_text(slide, view.settings.scheme, facts),
-        lambda: similarity_answer(similarity_facts(embeddings)),
+    place = f"slide {slide.number}"
+    drawn = similarity_chart(
+        embeddings,
+        lecture=True,
+        outlines=slide.outlines,
+        canvas=chart_canvas("similarity", place=place),
     )
-    show_chart(
-        lambda canvas: similarity_spec(
-            embeddings, lecture=True, outlines=slide.outlines, canvas=canvas
-        ),
-        key="similarity",
-        fill=True,
-        place=f"slide {slide.number}",
-    )
+    decisions = drawn.decisions
+    question = question_text(slide, view.settings.scheme, decisions)
+    ask_or_answer(slide, question, lambda: similarity_answer(decisions))
+    show_chart(drawn.spec, key="similarity", fill=decisions.fills, place=place)
 
 
 def stage_word_order(view: View, slide: Slide, tables: TablesFor) -> None:
     """Lecture mode: the word-order comparison. The page's second text if it has one, else
     the example pair; before the reveal the two texts, after it the figure and the numbers."""
     settings = view.settings
-    question = question_text(slide, settings.scheme, repeat_facts(view.embeddings)) if (
-        view.embeddings is not None
-    ) else ""  # fmt: skip
     if not settings.compare_text.strip():
         example = replace(settings, text=DEFAULT_TEXT, compare_text=DEFAULT_COMPARE_TEXT, window=0)
         view = build_view(example, tables=tables)
     comparison = build_word_order(view, tables=tables, attention=attention_weights)
-    first = readable(view.settings.text[:200])
-    second = readable(view.settings.compare_text[:200])
-    keyed_markdown(f"### *{for_markdown(first)}*  ·  *{for_markdown(second)}*", "word_order_texts")
+    # The texts as compared (each cut to one window), not as typed.
+    keyed_markdown(f"### {texts_line(comparison)}", "word_order_texts")
+    question = question_text(slide, settings.scheme, None, compared=comparison)
     ask_or_answer(slide, question, lambda: word_order_answer(comparison))
     if not slide.revealed:
         return
@@ -1005,12 +980,9 @@ def stage_word_order(view: View, slide: Slide, tables: TablesFor) -> None:
     if message is not None:
         st.info(message)
         return
-    show_chart(
-        lambda canvas: compare_spec(comparison, lecture=True, canvas=canvas),
-        key="compare",
-        fill=True,
-        place=f"slide {slide.number}",
-    )
+    place = f"slide {slide.number}"
+    drawn = compare_chart(comparison, lecture=True, canvas=chart_canvas("compare", place=place))
+    show_chart(drawn.spec, key="compare", fill=drawn.decisions.fills, place=place)
 
 
 def slide_question(view: View, slide: Slide) -> str:
@@ -1018,8 +990,7 @@ def slide_question(view: View, slide: Slide) -> str:
     if view.embeddings is None:
         return ""
     settings = view.settings
-    facts = repeat_facts(view.embeddings)
-    return question_text(slide, settings.scheme, facts, weights=settings.weights)
+    return question_text(slide, settings.scheme, None, weights=settings.weights)
 
 
 def stage_geometry(view: View, slide: Slide, tables: TablesFor) -> None:
@@ -1030,18 +1001,15 @@ def stage_geometry(view: View, slide: Slide, tables: TablesFor) -> None:
         ask_or_answer(slide, question, lambda: "")
         return
     geometry = build_geometry(view, tables=tables, init_tables=tables_for, memo=kept)
-    ask_or_answer(slide, question, lambda: geometry_lesson.lecture_answer(geometry))
     place = f"slide {slide.number}"
-    # One scene under the other on a phone: taller than its window, the page scrolls.
-    phone = narrow(chart_canvas("geometry", place=place))
-    show_chart(
-        lambda canvas: geometry_spec(
-            geometry, lecture=True, stacked=narrow(canvas), spectrum=False
-        ),
-        key="geometry",
-        fill=not phone,
-        place=place,
+    drawn = geometry_chart(
+        geometry, lecture=True, spectrum=False, canvas=chart_canvas("geometry", place=place)
     )
+    ask_or_answer(
+        slide, question, lambda: geometry_lesson.lecture_answer(geometry, drawn.decisions)
+    )
+    # One scene under the other on a phone: taller than its window, the page scrolls.
+    show_chart(drawn.spec, key="geometry", fill=drawn.decisions.fills, place=place)
 
 
 def stage_distance(view: View, slide: Slide, tables: TablesFor) -> None:
@@ -1052,13 +1020,12 @@ def stage_distance(view: View, slide: Slide, tables: TablesFor) -> None:
         ask_or_answer(slide, question, lambda: "")
         return
     distance = build_distance(view, tables=tables, init_tables=tables_for, memo=kept)
-    ask_or_answer(slide, question, lambda: distance_lesson.lecture_answer(distance))
-    show_chart(
-        lambda canvas: distance_spec(distance, lecture=True, stacked=narrow(canvas)),
-        key="distance",
-        fill=True,
-        place=f"slide {slide.number}",
+    place = f"slide {slide.number}"
+    drawn = distance_chart(distance, lecture=True, canvas=chart_canvas("distance", place=place))
+    ask_or_answer(
+        slide, question, lambda: distance_lesson.lecture_answer(distance, drawn.decisions)
     )
+    show_chart(drawn.spec, key="distance", fill=drawn.decisions.fills, place=place)
 
 
 # Lecture mode draws each step's view with one of these (posviz.lesson.lecture: Step.view).
@@ -1115,7 +1082,6 @@ def open_tab() -> str:
 
 def main() -> None:
     """The page, top to bottom."""
-    start_plotly_early()  # first: the page fetches plotly.js while the rest is drawn
     link_run = _LINK_READ not in st.session_state  # the first run reads the link
     notices = init_state()
     lecture = bool(st.session_state.get("lecture"))

@@ -9,12 +9,26 @@ import numpy as np
 import pytest
 
 from posviz.attention import book_attention_weights
-from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, OrderComparison, compare_order
+from posviz.compare import (
+    DEFAULT_COMPARE_TEXT,
+    DEFAULT_TEXT,
+    OrderComparison,
+    compare_order,
+    compare_with_text,
+)
 from posviz.config import SCHEMES, Scheme
 from posviz.embeddings import SeededEmbeddings
-from posviz.lesson.word_order import CAUSAL_NOTE, cut_note, findings, status_message
+from posviz.lesson.lecture import SLIDES, question_text, word_order_answer
+from posviz.lesson.word_order import (
+    CAUSAL_NOTE,
+    compared_text,
+    cut_note,
+    findings,
+    status_message,
+    texts_line,
+)
 from posviz.plots._layout import Canvas
-from posviz.plots.word_order import compare_figure
+from posviz.plots.word_order import compare_chart, compare_figure
 from posviz.tokenizer import decode, encode
 
 EMB_DIM = 16
@@ -78,7 +92,7 @@ def _numbers(markdown: str) -> list[str]:
 def test_findings_quote_the_comparison(tables: SeededEmbeddings) -> None:
     result = compare(tables, DEFAULT_TEXT, DEFAULT_COMPARE_TEXT)
     assert result.without_positions is not None and result.with_positions is not None
-    tokens, inputs, blind, positioned = findings(result)
+    tokens, inputs, blind, positioned = findings(result, compare_chart(result).decisions)
     assert "bit for bit" in tokens
     assert f"{result.input_max_difference:.3f}" in _numbers(inputs)
     assert "**1.000000**" in blind
@@ -91,7 +105,7 @@ def test_findings_with_the_mask_say_the_mask_breaks_the_symmetry(
     tables: SeededEmbeddings,
 ) -> None:
     result = compare(tables, DEFAULT_TEXT, DEFAULT_COMPARE_TEXT, "none", causal=True)
-    blind = findings(result)[2]
+    blind = findings(result, compare_chart(result).decisions)[2]
     assert "Causal self-attention" in blind
     assert "mask alone breaks the symmetry" in blind
     assert "position(s) 0 keep" in blind
@@ -105,7 +119,7 @@ def test_findings_with_the_mask_say_the_mask_breaks_the_symmetry(
         pytest.param("x", "", "The second text is empty", id="second-empty"),
         pytest.param("", "", "Both texts are empty", id="both-empty"),
         pytest.param("a b", "a b", "same order", id="identical"),
-        pytest.param("a b c", "a b", "the first has 3 token(s), the second 2", id="counts"),
+        pytest.param("a b c", "a b", "*a b c* (3 tokens) and *a b* (2 tokens)", id="counts"),
         pytest.param("The dog", "dog The", "loses its space", id="leading-space"),
         pytest.param("a " * 130, "a " * 130, "up to 128 tokens", id="too-long"),
     ],
@@ -113,10 +127,11 @@ def test_findings_with_the_mask_say_the_mask_breaks_the_symmetry(
 def test_status_messages_explain(
     tables: SeededEmbeddings, text_a: str, text_b: str, expected: str
 ) -> None:
-    message = status_message(compare(tables, text_a, text_b))
+    result = compare(tables, text_a, text_b)
+    message = status_message(result)
     assert message is not None and expected in message
-    assert findings(compare(tables, text_a, text_b)) == [] or text_a == text_b
-    assert cut_note(compare(tables, text_a, text_b)) is None
+    assert result.with_positions is None or text_a == text_b  # no figure, no findings
+    assert cut_note(result) is None
 
 
 def test_token_chips_in_messages_are_escaped(tables: SeededEmbeddings) -> None:
@@ -167,3 +182,60 @@ def test_on_a_phone_the_matrices_stand_one_under_the_other(tables: SeededEmbeddi
     assert compare_figure(result, canvas=laptop).layout.xaxis2.domain == (
         compare_figure(result).layout.xaxis2.domain
     )
+
+
+# --- issue 24: the words name what was compared ---------------------------------------------
+
+
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_identical_texts_are_not_said_to_differ(tables: SeededEmbeddings, scheme: Scheme) -> None:
+    """Two identical texts got "Input embeddings: not the same rows ... differ by up to
+    0.000"."""
+    result = compare(tables, DEFAULT_TEXT, DEFAULT_TEXT, scheme)
+    assert result.status == "identical" and result.input_max_difference == 0.0
+    text = " ".join(findings(result, compare_chart(result).decisions))
+    assert "not the same rows" not in text and "0.000" not in text.replace("0.000000", "")
+    assert "reordered" not in text and "another order" not in text
+    assert not re.search(r"\bdiffer(ent)?\b", text)
+    assert "in the same order, bit for bit" in text
+    answer = word_order_answer(result, markdown=False)
+    assert answer.startswith("No: 'The dog bites the man' and 'The dog bites the man' are the")
+
+
+def test_a_pair_cut_to_the_context_length_is_named_as_compared(tables: SeededEmbeddings) -> None:
+    """The lecture's example pair under the preset "Every effort moves you" (T = 4): the
+    window is "The dog bites the", the second text's first window "The man bites the"; the
+    slides said "the same tokens in another order" of the texts typed."""
+    result = compare_with_text(
+        tables, encode(DEFAULT_TEXT)[:4], DEFAULT_COMPARE_TEXT, context_length=4,
+        scheme="learned", weights=book_attention_weights(d_in=EMB_DIM, d_out=EMB_DIM),
+    )  # fmt: skip
+    assert result.status == "different_tokens" and result.second_text_cut == 1
+    first, second = "*The dog bites the*", "*The man bites the*"
+    assert texts_line(result) == f"{first}  ·  {second}"
+    message = status_message(result)
+    assert message is not None and f"{first} (4 tokens) and {second} (4 tokens)" in message
+    assert ":gray-badge[␣dog]" in message and ":gray-badge[␣man]" in message
+    assert f"its first 4 tokens ({second}) are compared, 1 more are left out" in (
+        cut_note(result) or ""
+    )
+    slide = next(s for s in SLIDES if s.step.view == "word_order" and not s.revealed)
+    question = question_text(slide, "learned", None, compared=result)
+    assert question == f"Without positions, can self-attention tell {first} and {second} apart?"
+    answer = word_order_answer(result)
+    assert answer.startswith(f"Yes, trivially: {first} and {second} are not the same tokens")
+    assert DEFAULT_TEXT not in answer + message + question
+
+
+def test_the_compared_texts_are_the_figures_rows(tables: SeededEmbeddings) -> None:
+    """The texts the words name are the rows the figure labels (tick texts, chips' characters)."""
+    result = compare(tables, "I like 🍣 and tea", "I like tea and 🍣")
+    drawn = compare_chart(result)
+    figure = drawn.spec.figure()
+    rows = [
+        [text.split(" · ", 1)[1] for text in figure.layout[axis].ticktext]
+        for axis in ("yaxis", "yaxis5")
+    ]
+    assert rows[0][2:5] == ["␣ + 🍣 (1 of 3)", "🍣 (2 of 3)", "🍣 (3 of 3)"]
+    assert (tuple(rows[0]), tuple(rows[1])) == (drawn.decisions.labels_a, drawn.decisions.labels_b)
+    assert compared_text(drawn.decisions.token_ids_a) == "*I like 🍣 and tea*"

@@ -27,9 +27,8 @@ from posviz.lesson.lecture import (
     word_order_answer,
 )
 from posviz.pipeline import embed_window
+from posviz.plots.heatmaps import embeddings_chart, similarity_chart
 from posviz.query import STEP_COUNT
-from posviz.repeats import repeat_facts
-from posviz.similarity import similarity_facts
 from posviz.tokenizer import encode
 
 ROSE = "A rose is a rose is a rose."
@@ -87,16 +86,16 @@ def test_titles_and_captions_follow_the_scheme(scheme: Scheme) -> None:
 
 def test_questions_name_the_repeated_token(tables: SeededEmbeddings) -> None:
     window = embed_window(tables, encode(ROSE), context_length=16, scheme="none")
-    facts = repeat_facts(window)
-    assert question_text(SLIDES[2], "none", facts, markdown=False) == (
+    marks = embeddings_chart(window, panels=1, outlines=False).decisions
+    assert question_text(SLIDES[2], "none", marks, markdown=False) == (
         "'␣rose' stands at positions 1, 4 and 7. Are its token rows equal?"
     )
-    assert question_text(SLIDES[5], "none", facts) == (
+    assert question_text(SLIDES[5], "none", marks) == (
         "Nothing is added: are the rows of “␣rose” at 1, 4 and 7 still equal?"
     )
-    assert question_text(SLIDES[4], "none", facts) == ""  # no question on the position step
-    lonely = repeat_facts(embed_window(tables, encode("Every effort"), context_length=4))
-    assert "Two occurrences" in question_text(SLIDES[2], "learned", lonely)
+    assert question_text(SLIDES[4], "none", marks) == ""  # no question on the position step
+    lonely = embeddings_chart(embed_window(tables, encode("Every effort"), context_length=4))
+    assert "Two occurrences" in question_text(SLIDES[2], "learned", lonely.decisions)
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
@@ -107,13 +106,13 @@ def test_answers_state_the_numbers(tables: SeededEmbeddings, scheme: Scheme) -> 
         scheme, seed=123, emb_dim=64, context_length=16, token_ids=ids
     ))  # fmt: skip
     rose = repeated_groups(ids)[encode(" rose")[0]]
-    facts = repeat_facts(window)
+    decisions = embeddings_chart(window).decisions
     assert largest_row_difference(token[rose]) == 0.0
-    assert token_answer(facts, markdown=False) == (
+    assert token_answer(decisions, markdown=False) == (
         "Yes: one ID, one row. '␣rose' at 1, 4 and 7: identical (largest difference 0.0)."
     )
     difference = largest_row_difference(inputs[rose])
-    answer = input_answer(facts, markdown=False)
+    answer = input_answer(decisions, markdown=False)
     if scheme in ("none", "alibi", "t5"):
         assert difference == 0.0
         assert answer.startswith("Yes: '␣rose' at 1, 4 and 7 still identical (largest difference")
@@ -123,7 +122,7 @@ def test_answers_state_the_numbers(tables: SeededEmbeddings, scheme: Scheme) -> 
     else:
         assert answer.startswith("No: '␣rose' at 1, 4 and 7 now differs")
         assert f"(largest difference {difference:.2f})" in answer
-    similarity = similarity_answer(similarity_facts(window), markdown=False)
+    similarity = similarity_answer(similarity_chart(window).decisions, markdown=False)
     assert "exactly the 5 pairs of one token, such as '␣rose' (1, 4), (1, 7) and (4, 7)" in (
         similarity
     )
@@ -159,7 +158,10 @@ def test_the_word_order_answer_quotes_the_comparison(tables: SeededEmbeddings) -
     cos = torch.nn.functional.cosine_similarity
     without = float(cos(means(DEFAULT_TEXT, 0), means(DEFAULT_COMPARE_TEXT, 0), dim=0))
     positioned = float(cos(means(DEFAULT_TEXT, 2), means(DEFAULT_COMPARE_TEXT, 2), dim=0))
-    answer = word_order_answer(comparison)
-    assert answer.startswith("No: without positions each context vector of one text is one")
+    answer = word_order_answer(comparison, markdown=False)
+    assert answer.startswith(
+        "No: without positions each context vector of 'The dog bites the man' is one of 'The "
+        "man bites the dog''s, reordered"
+    )
     assert f"their means have cosine {without:.6f}." in answer and f"{without:.6f}" == "1.000000"
     assert f"With positions the cosine is {positioned:.6f}: now attention sees two" in answer

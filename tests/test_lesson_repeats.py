@@ -16,8 +16,7 @@ from posviz.config import SCHEMES, Scheme
 from posviz.embeddings import SeededEmbeddings
 from posviz.lesson.repeats import lesson_sentence, similarity_sentence
 from posviz.pipeline import WindowEmbeddings, embed_window
-from posviz.repeats import repeat_facts
-from posviz.similarity import similarity_facts
+from posviz.plots.heatmaps import embeddings_chart, similarity_chart
 from posviz.tokenizer import encode
 
 ROSE = "A rose is a rose is a rose."
@@ -54,7 +53,7 @@ def test_the_lesson_sentence_states_the_rose_numbers(
     assert rose == [1, 4, 7]
     token_difference = largest_row_difference(token[rose])
     input_difference = largest_row_difference(inputs[rose])
-    sentence = lesson_sentence(repeat_facts(window), stacked=stacked, markdown=False)
+    sentence = lesson_sentence(embeddings_chart(window, stacked=stacked).decisions, markdown=False)
     assert sentence.startswith("Self-attention on its own is blind to order.")
     assert "'␣rose' is at positions 1, 4 and 7" in sentence
     assert token_difference == 0.0
@@ -87,7 +86,7 @@ def test_the_lesson_sentence_names_the_most_repeated_token_first(tables: SeededE
     ids = encode(FOX)
     window = embed_window(tables, ids, context_length=16)
     _, _, inputs = reference_window("learned", FOX)
-    sentence = lesson_sentence(repeat_facts(window), stacked=False, markdown=False)
+    sentence = lesson_sentence(embeddings_chart(window, stacked=False).decisions, markdown=False)
     groups = repeated_groups(ids)
     assert all(len(g) == 2 for g in groups.values())  # ties: first occurrence first
     quick = groups[encode(" quick")[0]]
@@ -98,7 +97,7 @@ def test_the_lesson_sentence_names_the_most_repeated_token_first(tables: SeededE
 
 def test_markdown_escapes_the_token_and_bolds_the_verdicts(tables: SeededEmbeddings) -> None:
     window = embed_window(tables, encode("**x** **x**"), context_length=8)
-    sentence = lesson_sentence(repeat_facts(window), stacked=False)
+    sentence = lesson_sentence(embeddings_chart(window, stacked=False).decisions)
     assert "“\\*\\*” is at positions" in sentence and "**" in sentence.replace("\\*\\*", "")
     assert "**its input rows differ**" in sentence
 
@@ -106,7 +105,7 @@ def test_markdown_escapes_the_token_and_bolds_the_verdicts(tables: SeededEmbeddi
 def test_without_a_repeat_the_sentence_says_so(tables: SeededEmbeddings) -> None:
     window = embed_window(tables, encode("Every effort moves you"), context_length=4)
     assert repeated_groups(window.token_ids) == {}
-    sentence = lesson_sentence(repeat_facts(window), stacked=False, markdown=False)
+    sentence = lesson_sentence(embeddings_chart(window, stacked=False).decisions, markdown=False)
     assert "No token occurs twice in this window of 4 tokens." in sentence
     assert "identical" not in sentence and not re.search(r"\bdiffer\b", sentence)
 
@@ -120,7 +119,7 @@ def test_rows_are_called_identical_only_when_they_are() -> None:
         token_ids=(7, 8, 7), token_texts=("a", "b", "a"), context_length=3, scheme="learned",
         token_embeddings=token, pos_embeddings=same, input_embeddings=token + same,
     )  # fmt: skip
-    sentence = lesson_sentence(repeat_facts(window), stacked=False, markdown=False)
+    sentence = lesson_sentence(embeddings_chart(window, stacked=False).decisions, markdown=False)
     assert "its input rows are identical too" in sentence
     assert not re.search(r"\bdiffer\b", sentence)
     assert "position vectors added to them tell" not in sentence
@@ -135,7 +134,9 @@ def test_the_similarity_sentence_states_the_cells(
     window = embed_window(tables, ids, context_length=16, scheme=scheme)
     _, _, inputs = reference_window(scheme, ROSE)
     similarity = cosine_similarity(torch.from_numpy(inputs)).numpy()  # torch's own, float64
-    sentence = similarity_sentence(similarity_facts(window), stacked=stacked, markdown=False)
+    sentence = similarity_sentence(
+        similarity_chart(window, stacked=stacked).decisions, markdown=False
+    )
     pairs = [pair for g in repeated_groups(ids).values() for pair in itertools.combinations(g, 2)]
     assert len(pairs) == 5
     assert "5 pairs of positions read 1.000 in the token panel" in sentence
@@ -154,6 +155,8 @@ def test_the_similarity_sentence_states_the_cells(
 
 def test_the_similarity_sentence_without_repeats(tables: SeededEmbeddings) -> None:
     window = embed_window(tables, encode("Every effort moves you"), context_length=4)
-    sentence = similarity_sentence(similarity_facts(window), stacked=False, markdown=False)
+    sentence = similarity_sentence(
+        similarity_chart(window, stacked=False).decisions, markdown=False
+    )
     assert "No token occurs twice in the 4 positions shown" in sentence
     assert "no cell off the diagonal reads 1.000" in sentence

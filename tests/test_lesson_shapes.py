@@ -21,7 +21,8 @@ from posviz.lesson import distance as distance_lesson
 from posviz.lesson import geometry as geometry_lesson
 from posviz.lesson.lecture import SLIDES, question_text
 from posviz.notebook import show
-from posviz.repeats import RepeatFacts
+from posviz.plots.distance import distance_chart
+from posviz.plots.geometry import geometry_chart
 
 
 def directions_90(table: np.ndarray) -> int:
@@ -42,7 +43,7 @@ def step_ratio(table: np.ndarray) -> float:
 def test_geometry_sentences_quote_numpys_numbers() -> None:
     view = geometry_of(Settings(context_length=48, emb_dim=16, seed=4))
     learned, sin = book_tables(4, 16, 48)[1].numpy(), sinusoidal(48, 16).numpy()
-    text = "\n".join(geometry_lesson.sentences(view))
+    text = "\n".join(geometry_lesson.sentences(view, geometry_chart(view).decisions))
     assert f"lies in **{directions_90(learned)} of 16** directions" in text
     assert f"lies in **{directions_90(sin)} of 16** directions" in text
     assert f"are {step_ratio(learned):.2f} times as far apart" in text
@@ -53,11 +54,11 @@ def test_geometry_sentences_quote_numpys_numbers() -> None:
 
 
 def test_rope_and_none_say_what_their_table_is() -> None:
-    rope = "\n".join(
-        geometry_lesson.sentences(geometry_of(Settings(context_length=8, scheme="rope")))
-    )
+    rope_view = geometry_of(Settings(context_length=8, scheme="rope"))
+    rope = "\n".join(geometry_lesson.sentences(rope_view, geometry_chart(rope_view).decisions))
     assert geometry_lesson.ROPE_NOTE in rope
-    none = geometry_lesson.sentences(geometry_of(Settings(context_length=8, scheme="none")))
+    none_view = geometry_of(Settings(context_length=8, scheme="none"))
+    none = geometry_lesson.sentences(none_view, geometry_chart(none_view).decisions)
     assert "**none (all zeros)**: all 8 rows are the same, so there is nothing to project." in none
     assert geometry_lesson.NONE_NOTE in none
 
@@ -71,25 +72,25 @@ def test_score_bias_schemes_show_the_other_tables_and_say_why(scheme: str) -> No
     geometry = geometry_of(settings)
     assert (geometry.main.table.kind, geometry.contrast.table.kind) == ("learned", "sinusoidal")
     learned = book_tables(4, 8, 24)[1].numpy()
-    words = geometry_lesson.sentences(geometry)
+    words = geometry_lesson.sentences(geometry, geometry_chart(geometry).decisions)
     assert words[0] == geometry_lesson.SCORE_BIAS_NOTES[scheme]
     assert "has no positional table" in words[0] and "the Attention tab" in words[0]
     assert f"lies in **{directions_90(learned)} of 8** directions" in "\n".join(words)
     distance = distance_of(settings, beyond=4)
     assert [curve.kind for curve in distance.curves] == ["learned", "sinusoidal", "rope"]
-    said = distance_lesson.sentences(distance)
+    said = distance_lesson.sentences(distance, distance_chart(distance).decisions)
     assert said[-1] == distance_lesson.SCORE_BIAS_NOTES[scheme]
     assert "no curve" in said[-1] and "See the Attention tab" in said[-1]
     for other in ("learned", "none", "rope"):
-        assert distance_lesson.SCORE_BIAS_NOTES[scheme] not in distance_lesson.sentences(
-            distance_of(Settings(context_length=24, emb_dim=8, scheme=other), beyond=4)  # type: ignore[arg-type]
-        )
+        shown = distance_of(Settings(context_length=24, emb_dim=8, scheme=other), beyond=4)  # type: ignore[arg-type]
+        said = distance_lesson.sentences(shown, distance_chart(shown).decisions)
+        assert distance_lesson.SCORE_BIAS_NOTES[scheme] not in said
 
 
 def test_distance_sentences_quote_numpys_numbers() -> None:
     view = distance_of(Settings(context_length=30, emb_dim=8, seed=2), beyond=6)
     mean, low, high = cosines_by_distance(book_tables(2, 8, 30)[1].numpy())
-    text = "\n".join(distance_lesson.sentences(view))
+    text = "\n".join(distance_lesson.sentences(view, distance_chart(view).decisions))
     assert f"varies by up to {np.max(high - low):.2f} over i" in text
     assert f"mean cosine {mean[1]:.3f} at k = 1, {mean[14]:.3f} at k = 14, {mean[29]:.3f}" in text
     sin_mean, _, _ = cosines_by_distance(sinusoidal(36, 8).numpy())
@@ -104,23 +105,24 @@ def test_distance_sentences_quote_numpys_numbers() -> None:
 )
 def test_the_lecture_asks_about_gpt2_by_name(weights: str, who: str) -> None:
     slide = next(s for s in SLIDES if s.step.view == "geometry" and not s.revealed)
-    facts = RepeatFacts("learned", 4, ())
-    question = question_text(slide, "learned", facts, weights=weights)  # type: ignore[arg-type]
+    question = question_text(slide, "learned", None, weights=weights)  # type: ignore[arg-type]
     assert question == f"Will {who} look like a cloud or a curve?"
     distance = next(s for s in SLIDES if s.step.view == "distance" and not s.revealed)
-    assert "neighbour" in question_text(distance, "learned", facts, weights=weights)  # type: ignore[arg-type]
+    assert "neighbour" in question_text(distance, "learned", None, weights=weights)  # type: ignore[arg-type]
 
 
 def test_the_lecture_answers_from_the_numbers() -> None:
     settings = Settings(context_length=64, emb_dim=32, seed=8)
-    answer = geometry_lesson.lecture_answer(geometry_of(settings))
+    geometry = geometry_of(settings)
+    answer = geometry_lesson.lecture_answer(geometry, geometry_chart(geometry).decisions)
     learned, sin = book_tables(8, 32, 64)[1].numpy(), sinusoidal(64, 32).numpy()
     assert answer.startswith(
         f"**learned, random init (seed 8)**: a cloud (neighbours {step_ratio(learned):.2f}×"
     )
     assert f"**sinusoidal (formula)**: a curve (neighbours {step_ratio(sin):.2f}×" in answer
     assert f"in {directions_90(sin)} of 32 directions" in answer
-    distance = distance_lesson.lecture_answer(distance_of(settings))
+    shown = distance_of(settings)
+    distance = distance_lesson.lecture_answer(shown, distance_chart(shown).decisions)
     mean, _, _ = cosines_by_distance(sinusoidal(80, 32).numpy())
     assert f"**sinusoidal (formula)**: {mean[1]:.2f} at k = 1, {mean[79]:.2f} at k = 79" in distance
     assert distance.endswith("the learned table raises `IndexError: index out of range in self`.")

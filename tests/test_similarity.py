@@ -21,9 +21,9 @@ from posviz.embeddings import SeededEmbeddings
 from posviz.pipeline import WindowEmbeddings, embed_window
 from posviz.plots.heatmaps import similarity_figure
 from posviz.similarity import (
-    BAND_MARGIN,
     READS_ONE,
     NeighbourSimilarity,
+    chance_difference,
     cosine_similarity,
     distance_spread,
     neighbour_similarity,
@@ -237,7 +237,7 @@ def test_reads_one_is_what_three_decimals_print_as_one() -> None:
 def test_neighbour_similarity_matches_the_reference(n: int) -> None:
     rows = torch.randn(n, 8, generator=torch.Generator().manual_seed(n))
     matrix = cosine_similarity(rows)
-    summary = neighbour_similarity(matrix)
+    summary = neighbour_similarity(matrix, emb_dim=8)
     assert summary is not None
     adjacent, distant = neighbour_means(matrix.double().numpy())
     assert summary.adjacent == pytest.approx(adjacent, abs=1e-12)
@@ -251,25 +251,45 @@ def test_neighbour_similarity_matches_the_reference(n: int) -> None:
     ("adjacent", "distant", "pattern"),
     [
         (0.9, 0.2, "neighbours_alike"),
-        (0.2 + BAND_MARGIN, 0.2, "neighbours_alike"),
+        (0.2 + 0.1001, 0.2, "neighbours_alike"),
         (0.25, 0.2, "no_pattern"),
         (0.02, -0.01, "no_pattern"),
+        (-0.131, -0.065, "no_pattern"),  # issue 24: within chance, not "no more alike"
+        (0.2, 0.2 + 0.1001, "neighbours_apart"),
         (0.0, 0.5, "neighbours_apart"),
         (0.9, None, "too_short"),
     ],
 )
-def test_neighbour_pattern_is_read_from_the_two_means(
+def test_neighbour_pattern_is_the_difference_beyond_chance(
     adjacent: float, distant: float | None, pattern: str
 ) -> None:
-    assert NeighbourSimilarity(adjacent, distant, 4).pattern == pattern
+    assert NeighbourSimilarity(adjacent, distant, 4, noise=0.1).pattern == pattern
+
+
+@pytest.mark.parametrize(("n", "d"), [(8, 4), (16, 32), (40, 768)])
+def test_chance_is_three_standard_deviations_of_random_tables(n: int, d: int) -> None:
+    """The noise the verdicts are weighed against, against 4,000 random tables of n rows of d
+    standard normal values (the book's random init), drawn here: the difference of the two
+    means has the standard deviation chance_difference / 3, and a table goes past it rarely."""
+    generator = torch.Generator().manual_seed(n * d)
+    rows = torch.randn(4000, n, d, generator=generator, dtype=torch.float64)
+    unit = rows / torch.linalg.vector_norm(rows, dim=2, keepdim=True)
+    cosines = unit @ unit.transpose(1, 2)  # [tables, n, n]
+    adjacent = cosines.diagonal(1, dim1=1, dim2=2).mean(dim=1)  # [tables]
+    far = n // 2
+    distant = torch.cat([cosines.diagonal(k, dim1=1, dim2=2) for k in range(far, n)], dim=1)
+    difference = adjacent - distant.mean(dim=1)
+    noise = chance_difference(n - 1, distant.shape[1], d)
+    assert float(difference.std()) == pytest.approx(noise / 3, rel=0.06)
+    assert float((difference.abs() > noise).double().mean()) < 0.01
 
 
 def test_random_positions_show_no_band_and_smooth_ones_do() -> None:
     generator = torch.Generator().manual_seed(3)
     random_rows = torch.randn(64, 768, generator=generator)
     smooth = torch.cumsum(torch.randn(64, 768, generator=generator), dim=0)  # a random walk
-    random_summary = neighbour_similarity(cosine_similarity(random_rows))
-    smooth_summary = neighbour_similarity(cosine_similarity(smooth))
+    random_summary = neighbour_similarity(cosine_similarity(random_rows), emb_dim=768)
+    smooth_summary = neighbour_similarity(cosine_similarity(smooth), emb_dim=768)
     assert random_summary is not None and random_summary.pattern == "no_pattern"
     assert smooth_summary is not None and smooth_summary.pattern == "neighbours_alike"
 

@@ -16,6 +16,7 @@ from typing import Final
 
 from posviz.config import Scheme
 from posviz.distance import DistanceCurve, DistanceView
+from posviz.plots.distance import DistanceDecisions
 
 FLAT: Final = 1e-4  # a band narrower than this at every distance is flat (float32 rounding)
 
@@ -78,12 +79,13 @@ def decay_sentence(curve: DistanceCurve) -> str | None:
     )
 
 
-def ends_sentences(view: DistanceView) -> list[str]:
-    """What each table does past the context length, with torch's own error message."""
+def ends_sentences(view: DistanceView, decisions: DistanceDecisions) -> list[str]:
+    """What each table does past the context length, with torch's own error message; the
+    positions past it named only when the figure shades them."""
     context, beyond = view.context_length, view.beyond
     found = []
     formulas = [_FORMULAS[end.kind] for end in view.ends if end.rows is None]
-    if beyond:
+    if beyond and decisions.shaded:
         found.append(
             f"Past the context length (T = {context}): positions {context}–"
             f"{context + beyond - 1} come from the formulas of {' and '.join(formulas)}."
@@ -105,11 +107,12 @@ def ends_sentences(view: DistanceView) -> list[str]:
     return found
 
 
-def sentences(view: DistanceView) -> list[str]:
-    """The Markdown paragraphs under the Distance figure, in reading order."""
+def sentences(view: DistanceView, decisions: DistanceDecisions) -> list[str]:
+    """The Markdown paragraphs under the Distance figure ``decisions`` describe, in reading
+    order."""
     found = [band_sentence(curve) for curve in view.curves]
     found += [s for s in (decay_sentence(curve) for curve in view.curves) if s is not None]
-    found += ends_sentences(view)
+    found += ends_sentences(view, decisions)
     if view.settings.scheme == "none":
         found.append(NONE_NOTE)
     if view.settings.scheme in SCORE_BIAS_NOTES:
@@ -117,9 +120,10 @@ def sentences(view: DistanceView) -> list[str]:
     return found
 
 
-def lecture_answer(view: DistanceView) -> str:
+def lecture_answer(view: DistanceView, decisions: DistanceDecisions) -> str:
     """Lecture mode's answer, from the curves: how alike neighbours are per scheme, whether
-    the band is flat, and what the learned table says past the context length."""
+    the band is flat, and what the learned table says past the context length (the figure's
+    ``decisions``: the T it shades from)."""
     parts = []
     for curve in view.curves:
         last = curve.distances - 1
@@ -136,6 +140,6 @@ def lecture_answer(view: DistanceView) -> str:
     learned = next(end for end in view.ends if end.kind == "learned")
     return (
         "; ".join(parts)
-        + f". Past T = {view.context_length} the formulas go on; the learned table raises "
+        + f". Past T = {decisions.context_length} the formulas go on; the learned table raises "
         f"`{learned.error}`."
     )

@@ -16,6 +16,7 @@ from typing import Final
 
 from posviz.config import Scheme
 from posviz.geometry import GeometryView, TableGeometry, TokenCosines
+from posviz.plots.geometry import GeometryDecisions
 from posviz.token_text import for_markdown
 from posviz.tokenizer import token_texts
 
@@ -45,15 +46,18 @@ SCORE_BIAS_NOTES: Final[dict[Scheme, str]] = {
 }
 
 
-def shape_sentence(shape: TableGeometry) -> str:
-    """How many directions hold 90 % of the table's variance, and how much the picture shows."""
+def shape_sentence(shape: TableGeometry, drawn: int | None = None) -> str:
+    """How many directions hold 90 % of the table's variance, and how much the picture shows
+    (``drawn``: the components its scene draws, :class:`GeometryDecisions`; default the
+    table's own)."""
     label, rows = shape.table.label, shape.table.rows
     if shape.directions_90 == 0:
         return f"**{label}**: all {rows} rows are the same, so there is nothing to project."
+    components = shape.components if drawn is None else drawn
     return (
         f"**{label}**: 90 % of the variance of its {rows} centred rows lies in "
         f"**{shape.directions_90} of {len(shape.singular_values)}** directions; the "
-        f"{_count(shape.components)} drawn hold {shape.shown_share * 100:.0f} %."
+        f"{_count(components)} drawn hold {shape.shown_share * 100:.0f} %."
     )
 
 
@@ -113,9 +117,11 @@ def cosines_sentence(cosines: tuple[TokenCosines, ...]) -> str | None:
     )
 
 
-def sentences(view: GeometryView) -> list[str]:
-    """The Markdown paragraphs under the Geometry figure, in reading order."""
-    found = [shape_sentence(view.main), shape_sentence(view.contrast)]
+def sentences(view: GeometryView, decisions: GeometryDecisions) -> list[str]:
+    """The Markdown paragraphs under the Geometry figure ``decisions`` describe (the
+    components each scene draws), in reading order."""
+    main, contrast = decisions.components
+    found = [shape_sentence(view.main, main), shape_sentence(view.contrast, contrast)]
     if view.settings.scheme in SCORE_BIAS_NOTES:
         found.insert(0, SCORE_BIAS_NOTES[view.settings.scheme])
     for shape in (view.main, view.contrast):
@@ -143,11 +149,12 @@ def _verdict(shape: TableGeometry) -> str:
     return "a cloud" if ratio > CLOUD_ABOVE else "in between"
 
 
-def lecture_answer(view: GeometryView) -> str:
-    """Lecture mode's answer to "cloud or curve?", from the numbers of both tables."""
+def lecture_answer(view: GeometryView, decisions: GeometryDecisions) -> str:
+    """Lecture mode's answer to "cloud or curve?", from the numbers of both tables the figure
+    ``decisions`` describe (a table whose scene draws nothing has nothing to say)."""
 
-    def one(shape: TableGeometry) -> str:
-        if shape.step_ratio is None:
+    def one(shape: TableGeometry, drawn: int) -> str:
+        if shape.step_ratio is None or not drawn:
             return f"**{shape.table.label}**: all rows the same, nothing to draw"
         return (
             f"**{shape.table.label}**: {_verdict(shape)} (neighbours "
@@ -155,4 +162,5 @@ def lecture_answer(view: GeometryView) -> str:
             f"{shape.directions_90} of {len(shape.singular_values)} directions)"
         )
 
-    return f"{one(view.main)}. Beside it, {one(view.contrast)}."
+    main, contrast = decisions.components
+    return f"{one(view.main, main)}. Beside it, {one(view.contrast, contrast)}."

@@ -12,6 +12,7 @@ from typing import Final
 
 from posviz.config import Scheme, Weights
 from posviz.lesson.schemes import SCHEME_LABELS
+from posviz.plots.heatmaps import SimilarityDecisions
 from posviz.similarity import NeighbourSimilarity
 
 WEIGHTS_LABELS: Final[dict[Weights, str]] = {
@@ -58,10 +59,22 @@ def source_caption(commit: str, n: int) -> str:
     )
 
 
-def neighbour_sentence(summary: NeighbourSimilarity, n: int) -> str:
-    """The position panel's similarity in numbers: neighbours vs positions far apart."""
+def _positions(decisions: SimilarityDecisions) -> str:
+    """The positions the figure draws: ``"the 9 positions of this window"`` or ``"the 256
+    positions shown (of 1024)"``."""
+    if decisions.cut:
+        return f"the {len(decisions.rows)} positions shown (of {decisions.positions})"
+    return f"the {decisions.positions} positions of this window"
+
+
+def neighbour_sentence(decisions: SimilarityDecisions) -> str:
+    """The position panel's similarity in numbers, over the positions the figure draws:
+    neighbours vs positions far apart (``""`` below 2 positions)."""
+    summary = decisions.neighbours
+    if summary is None:
+        return ""
     text = (
-        f"Over the {n} positions of this window, neighbouring positions (p and p + 1) have "
+        f"Over {_positions(decisions)}, neighbouring positions (p and p + 1) have "
         f"mean cosine similarity **{summary.adjacent:.3f}** in the positional panel"
     )
     if summary.distant is not None:
@@ -86,29 +99,50 @@ _AFTER: Final = {
 }
 
 
-def pattern_sentence(summary: NeighbourSimilarity, *, trained: bool) -> str:
-    """What trained (or random) position tables usually show, and whether the numbers of
-    ``summary`` show it: the usual pattern is never stated as a fact of this window unless
-    its numbers show it.
-
-    >>> from posviz.similarity import NeighbourSimilarity
-    >>> pattern_sentence(NeighbourSimilarity(0.02, 0.01, 8), trained=True).split(". ")[-1]
-    'These numbers do not show it: neighbours are no more alike than positions far apart.'
-    """
-    verdict = {
-        "neighbours_alike": "neighbours are more alike than positions far apart",
-        "no_pattern": "neighbours are no more alike than positions far apart",
-        "neighbours_apart": "neighbours are less alike than positions far apart",
-    }
-    usual = "neighbours_alike" if trained else "no_pattern"
+def _verdict(summary: NeighbourSimilarity) -> str:
+    """What the two means show, with both numbers and the chance they are weighed against."""
+    adjacent, distant = f"{summary.adjacent:.3f}", f"{summary.distant or 0.0:.3f}"
+    chance = f"±{summary.noise:.3f}, three standard deviations for random rows"
     pattern = summary.pattern
-    if pattern == "too_short":
+    if pattern == "no_pattern":
+        return (
+            f"neighbours ({adjacent}) and positions far apart ({distant}) differ by "
+            f"{abs(summary.difference or 0.0):.3f}, within what chance gives a random table "
+            f"of this size ({chance}): no pattern"
+        )
+    word = "more" if pattern == "neighbours_alike" else "less"
+    return (
+        f"neighbours ({adjacent}) are {word} alike than positions far apart ({distant}), by "
+        f"more than chance gives a random table of this size ({chance})"
+    )
+
+
+def pattern_sentence(decisions: SimilarityDecisions, *, trained: bool) -> str:
+    """What trained (or random) position tables usually show, and whether the numbers of the
+    positions drawn show it: the usual pattern is never stated as a fact of this window unless
+    its numbers show it, and a difference is called a pattern only beyond what chance gives a
+    random table of the same size (:class:`~posviz.similarity.NeighbourSimilarity`), the
+    threshold stated.
+
+    >>> from posviz.embeddings import SeededEmbeddings
+    >>> from posviz.pipeline import embed_window
+    >>> from posviz.plots.heatmaps import similarity_chart
+    >>> window = embed_window(SeededEmbeddings.create(seed=1, emb_dim=64), list(range(16)),
+    ...                       context_length=16)
+    >>> sentence = pattern_sentence(similarity_chart(window).decisions, trained=True)
+    >>> print(sentence.split(". ")[1])  # doctest: +NORMALIZE_WHITESPACE
+    These numbers do not show it: neighbours (0.030) and positions far apart (-0.029) differ
+    by 0.059, within what chance gives a random table of this size (±0.115, three standard
+    deviations for random rows): no pattern.
+    """
+    summary = decisions.neighbours
+    if summary is None or summary.pattern == "too_short":
         found = (
             "With fewer than 4 positions there are no positions far apart to compare: use a "
             "longer text."
         )
-    elif pattern == usual:
-        found = f"These numbers show it: {verdict[pattern]}."
     else:
-        found = f"These numbers do not show it: {verdict[pattern]}."
+        usual = "neighbours_alike" if trained else "no_pattern"
+        shows = "show it" if summary.pattern == usual else "do not show it"
+        found = f"These numbers {shows}: {_verdict(summary)}."
     return f"{_USUAL[trained]} {found}{_AFTER[trained]}"

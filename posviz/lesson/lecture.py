@@ -20,23 +20,26 @@ function to the page's stage views): nothing else here changes.
 
 from __future__ import annotations
 
+import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Protocol
 
 from posviz.compare import OrderComparison
 from posviz.config import SCORE_BIAS, Scheme, Weights
-from posviz.lesson.repeats import count, listing, number, quoted
-from posviz.repeats import RepeatedToken, RepeatFacts
-from posviz.similarity import READS_ONE, SimilarityFacts
+from posviz.lesson.repeats import count, drawn_dims, listing, number, quoted
+from posviz.lesson.word_order import compared_texts
+from posviz.plots.heatmaps import EmbeddingsDecisions, SimilarityDecisions
+from posviz.similarity import READS_ONE
 
 
 @dataclass(frozen=True)
 class Question:
     """What the learner is asked before the reveal.
 
-    ``text`` may name the window's most repeated token, ``{token}`` (escaped by the caller's
-    choice of Markdown) at ``{positions}``; ``no_repeat`` is asked when no token repeats.
+    ``text`` may name the token the figure marks first, ``{token}`` (escaped by the caller's
+    choice of Markdown) at ``{positions}``, or the two texts compared, ``{texts}``;
+    ``no_repeat`` is asked when the view has none of them (no token repeats, nothing compared).
     ``panels``: heatmap panels shown before the reveal (``None``: the step's own).
     """
 
@@ -201,10 +204,10 @@ STEPS: Final = (
     ),
     Step(
         "Word order",
-        "Self-attention (chapter 3) on two texts: the same tokens in another order.",
+        "Self-attention (chapter 3) on two texts, token by token.",
         view="word_order",
         question=Question(
-            "Without positions, can self-attention tell the two texts apart?",
+            "Without positions, can self-attention tell {texts} apart?",
             "Without positions, can self-attention tell the two texts apart?",
         ),
     ),
@@ -244,7 +247,24 @@ def slides(steps: Sequence[Step] = STEPS) -> tuple[Slide, ...]:
 SLIDES: Final = slides()
 
 
-def _named(main: RepeatedToken, markdown: bool) -> tuple[str, str]:
+class NamedToken(Protocol):
+    """A repeated token as a figure names it: its text as the chips write it, its positions."""
+
+    @property
+    def token_text(self) -> str: ...
+
+    @property
+    def positions(self) -> tuple[int, ...]: ...
+
+
+class Marks(Protocol):
+    """A figure's decisions that name a token: the one it marks first (``None``: none)."""
+
+    @property
+    def main(self) -> NamedToken | None: ...
+
+
+def _named(main: NamedToken, markdown: bool) -> tuple[str, str]:
     """The token (quoted) and where it stands: ``("'␣rose'", "1, 4 and 7")``."""
     return quoted(main.token_text, markdown=markdown), listing([str(p) for p in main.positions])
 
@@ -252,71 +272,96 @@ def _named(main: RepeatedToken, markdown: bool) -> tuple[str, str]:
 def question_text(
     slide: Slide,
     scheme: Scheme,
-    facts: RepeatFacts,
+    marks: Marks | None,
     *,
     markdown: bool = True,
     weights: Weights = "init",
+    compared: OrderComparison | None = None,
 ) -> str:
-    """The question of ``slide`` for the window whose repeats are ``facts`` (``""``: none),
-    with the view's ``weights`` (GPT-2's trained tables may be asked about by name).
+    """The question of ``slide`` (``""``: none), naming the token the figure ``marks`` first
+    (its decisions: :class:`~posviz.plots.heatmaps.EmbeddingsDecisions` or
+    :class:`~posviz.plots.heatmaps.SimilarityDecisions`; ``None`` for a view without one) or
+    the texts ``compared``, with the view's ``weights`` (GPT-2's trained tables may be asked
+    about by name).
 
-    >>> from posviz.repeats import RepeatedToken
-    >>> facts = RepeatFacts("learned", 9, (RepeatedToken(8278, "␣rose", (1, 4, 7), 0, 1, 0),))
-    >>> question_text(SLIDES[2], "learned", facts, markdown=False)
-    "'␣rose' stands at positions 1, 4 and 7. Are its token rows equal?"
+    >>> from posviz.embeddings import SeededEmbeddings
+    >>> from posviz.pipeline import embed_window
+    >>> from posviz.plots.heatmaps import embeddings_chart
+    >>> from posviz.tokenizer import encode
+    >>> window = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4),
+    ...                       encode("A rose is a rose"), context_length=8)
+    >>> marks = embeddings_chart(window, panels=1, outlines=False).decisions
+    >>> question_text(SLIDES[2], "learned", marks, markdown=False)
+    "'␣rose' stands at positions 1 and 4. Are its token rows equal?"
     """
     question = slide.step.question
     if question is None:
         return ""
     if weights == "gpt2" and question.trained:
         return question.trained
-    main = facts.main
-    if main is None:
+    text = question.by_scheme.get(scheme, question.text)
+    fields: dict[str, str] = {}
+    main = None if marks is None else marks.main
+    if main is not None:
+        fields["token"], fields["positions"] = _named(main, markdown)
+    if compared is not None and compared.token_ids_a and compared.token_ids_b:
+        first, second = compared_texts(compared, markdown=markdown)
+        fields["texts"] = f"{first} and {second}"
+    wanted = {name for _, name, _, _ in string.Formatter().parse(text) if name}
+    if not wanted <= fields.keys():
         return question.no_repeat
-    token, where = _named(main, markdown)
-    return question.by_scheme.get(scheme, question.text).format(token=token, positions=where)
+    return text.format(**fields)
 
 
-def token_answer(facts: RepeatFacts, *, markdown: bool = True) -> str:
-    """The answer of the token-embeddings question, from the numbers."""
-    main = facts.main
+def token_answer(decisions: EmbeddingsDecisions, *, markdown: bool = True) -> str:
+    """The answer of the token-embeddings question, from the cells the figure drew (see
+    :func:`posviz.lesson.repeats.drawn_dims`), about the token it marks first."""
+    main = decisions.main
     if main is None:
         return "No token repeats in this window: each row belongs to another token."
     token, where = _named(main, markdown)
+    over = drawn_dims(decisions)
     if main.token_difference == 0.0:
-        return f"Yes: one ID, one row. {token} at {where}: identical (largest difference 0.0)."
-    return f"No: {token} at {where} differs by up to {number(main.token_difference)}."
+        return (
+            f"Yes: one ID, one row. {token} at {where}: identical (largest difference 0.0{over})."
+        )
+    return f"No: {token} at {where} differs by up to {number(main.token_difference)}{over}."
 
 
-def input_answer(facts: RepeatFacts, *, markdown: bool = True) -> str:
-    """The answer of the input-embeddings question, from the numbers."""
-    main = facts.main
+def input_answer(decisions: EmbeddingsDecisions, *, markdown: bool = True) -> str:
+    """The answer of the input-embeddings question, from the cells the figure drew."""
+    main = decisions.main
     if main is None:
         return "No token repeats in this window: nothing to tell apart."
     token, where = _named(main, markdown)
-    if main.input_difference == 0.0 and facts.scheme in SCORE_BIAS:
+    over = drawn_dims(decisions)
+    if main.input_difference == 0.0 and decisions.repeats.scheme in SCORE_BIAS:
         return (
-            f"Yes: {token} at {where} still identical (largest difference 0.0): the input "
-            "carries no position; only the bias on the attention scores tells them apart."
+            f"Yes: {token} at {where} still identical (largest difference 0.0{over}): the "
+            "input carries no position; only the bias on the attention scores tells them apart."
         )
     if main.input_difference == 0.0:
         return (
-            f"Yes: {token} at {where} still identical (largest difference 0.0): to attention "
-            "the text is a bag of tokens."
+            f"Yes: {token} at {where} still identical (largest difference 0.0{over}): to "
+            "attention the text is a bag of tokens."
         )
     return (
         f"No: {token} at {where} now differs (largest difference "
-        f"{number(main.input_difference)}): attention can tell them apart."
+        f"{number(main.input_difference)}{over}): attention can tell them apart."
     )
 
 
-def similarity_answer(facts: SimilarityFacts, *, markdown: bool = True) -> str:
-    """The answer of the similarity question, from the numbers."""
-    main = facts.tokens[0] if facts.tokens else None
+def similarity_answer(decisions: SimilarityDecisions, *, markdown: bool = True) -> str:
+    """The answer of the similarity question, from the cells the figure drew."""
+    facts = decisions.facts
+    main = decisions.main
     if main is None:
         return (
             f"Only the diagonal: no token repeats, and {count(facts.token_ones, 'pair')} off it "
             "read 1.0 in the token panel."
+            if not facts.tokens
+            else f"The diagonal, and {count(facts.token_ones, 'pair')} off it in the token "
+            "panel; the repeated tokens are too many to outline."
         )
     exact = facts.token_ones == facts.token_ones_repeated == facts.repeated_pairs
     pairs = listing([f"({p}, {q})" for p, q in main.pairs])
@@ -334,14 +379,26 @@ def similarity_answer(facts: SimilarityFacts, *, markdown: bool = True) -> str:
     return f"{head} In the input panel they read {read}."
 
 
-def word_order_answer(comparison: OrderComparison) -> str:
-    """The answer of the word-order question, from the comparison's numbers."""
+def word_order_answer(comparison: OrderComparison, *, markdown: bool = True) -> str:
+    """The answer of the word-order question, from the comparison's numbers, naming the texts
+    it compared (the token ids it holds, cut to one window: what the figure draws)."""
     without, positioned = comparison.without_positions, comparison.with_positions
+    if not (comparison.token_ids_a and comparison.token_ids_b):
+        return "One of the texts is empty: nothing to compare."
+    first, second = compared_texts(comparison, markdown=markdown)
     if without is None or positioned is None:
-        return "These two texts are not the same tokens in another order: nothing to compare."
+        return (
+            f"Yes, trivially: {first} and {second} are not the same tokens in another order, "
+            "so there is no word order to compare."
+        )
+    if comparison.status == "identical":
+        return (
+            f"No: {first} and {second} are the same tokens in the same order: every number is "
+            "the same, with positions or without."
+        )
     if without.permuted:
         head = (
-            "No: without positions each context vector of one text is one of the other's, "
+            f"No: without positions each context vector of {first} is one of {second}'s, "
             f"reordered; their means have cosine {without.mean_cosine:.6f}."
         )
     else:

@@ -1,22 +1,29 @@
 """The lesson sentence: what the matrices on screen show about a repeated token, in numbers.
 
-Words only; the numbers come from :func:`posviz.repeats.repeat_facts` (the embeddings) and
-:func:`posviz.similarity.similarity_facts` (the similarity view), and every claim is chosen by
-them: rows are called identical only when their largest difference is 0.0, and a pattern the
-numbers do not show is not stated. Panels are named, with their place in the layout: left /
-middle / right side by side, top / middle / bottom when stacked (a phone).
+Words only. Each sentence reads what its figure decided and measured (the
+:class:`~posviz.plots.heatmaps.EmbeddingsDecisions` or
+:class:`~posviz.plots.heatmaps.SimilarityDecisions` a ``*_chart`` builder returns): the token
+named first is the one the figure marks first, the numbers are those of the cells drawn, and
+every claim is chosen by them: rows are called identical only when their largest difference
+is 0.0, and a pattern the numbers do not show is not stated. Panels are named with their place
+in the figure's layout: left / middle / right side by side, top / middle / bottom when stacked
+(a phone).
 
 Markdown by default (token texts escaped with :func:`~posviz.token_text.for_markdown`, so
 nothing a user typed is interpreted); ``markdown=False`` gives plain text for the command line.
 
->>> from posviz.repeats import RepeatedToken, RepeatFacts
->>> rose = RepeatedToken(8278, "␣rose", (1, 4, 7), 0.0, 2.3125, 0.5)
->>> facts = RepeatFacts("learned", 9, (rose,))
->>> print(lesson_sentence(facts, stacked=False, markdown=False))  # doctest: +NORMALIZE_WHITESPACE
-Self-attention on its own is blind to order. '␣rose' is at positions 1, 4 and 7: its token
+>>> from posviz.embeddings import SeededEmbeddings
+>>> from posviz.pipeline import embed_window
+>>> from posviz.plots.heatmaps import embeddings_chart
+>>> from posviz.tokenizer import encode
+>>> tables = SeededEmbeddings.create(seed=123, emb_dim=8)
+>>> window = embed_window(tables, encode(" rose and rose and rose"), context_length=8)
+>>> drawn = embeddings_chart(window)  # the figure, and what it decided
+>>> print(lesson_sentence(drawn.decisions, markdown=False))  # doctest: +NORMALIZE_WHITESPACE
+Self-attention on its own is blind to order. '␣rose' is at positions 0, 2 and 4: its token
 rows are identical (token panel, left: largest difference 0.0); its input rows differ (input
-panel, right: largest difference 2.31): only the position vectors added to them tell the 3
-occurrences apart.
+panel, right: largest difference 2.98): only the position vectors added to them tell the 3
+occurrences apart. The same holds for '␣and' (1 and 3).
 >>> panel_place("input", stacked=True)
 'bottom'
 """
@@ -27,8 +34,9 @@ from collections.abc import Sequence
 from typing import Final, Literal
 
 from posviz.config import Scheme
-from posviz.repeats import RepeatedToken, RepeatFacts
-from posviz.similarity import READS_ONE, RepeatSimilarity, SimilarityFacts
+from posviz.plots.heatmaps import EmbeddingsDecisions, SimilarityDecisions
+from posviz.repeats import RepeatedToken
+from posviz.similarity import READS_ONE, RepeatSimilarity
 from posviz.token_text import for_markdown
 
 Panel = Literal["token", "position", "input"]
@@ -121,12 +129,35 @@ def _behaves_like(token: RepeatedToken, main: RepeatedToken) -> bool:
     ) == (main.input_difference == 0.0)
 
 
-def lesson_sentence(facts: RepeatFacts, *, stacked: bool, markdown: bool = True) -> str:
-    """The sentence above the embeddings figure: where the most repeated token stands, whether
-    its token rows and its input rows are identical (with their largest differences), and
-    what the scheme did about it; then the other repeated tokens, named."""
-    main = facts.main
+def drawn_dims(decisions: EmbeddingsDecisions) -> str:
+    """What a difference quoted from the embeddings figure is over: ``""`` when its panels draw
+    every dimension, else the dimensions they draw.
+
+    A sentence beside a figure that shows every k-th dimension quotes the cells drawn, not all
+    of d: the learner can find the number by hovering the cells, and a "largest difference"
+    found in a dimension that is not drawn would point at nothing on screen. The sentence says
+    which dimensions, so nobody takes it for all of d.
+    """
+    if not decisions.sampled:
+        return ""
+    return f" over the {len(decisions.columns)} of {decisions.emb_dim} dimensions drawn"
+
+
+def lesson_sentence(decisions: EmbeddingsDecisions, *, markdown: bool = True) -> str:
+    """The sentence above the embeddings figure: where the token the figure marks first
+    stands, whether its token rows and its input rows are identical in the cells drawn (with
+    their largest differences, see :func:`drawn_dims`), and what the scheme did about it; then
+    the other repeated tokens, named. Panels are placed as the figure placed them."""
+    facts = decisions.repeats
+    stacked = decisions.stacked
+    main = decisions.main
     lead = "Self-attention on its own is blind to order."
+    if main is None and facts.tokens:
+        return (
+            f"{lead} {count(len(facts.tokens), 'token')} repeat in this window of "
+            f"{facts.num_positions} tokens, each at more positions than the position axis has "
+            "room to label, so none is outlined."
+        )
     if main is None:
         return (
             f"{lead} A repeated token shows it, but no token occurs twice in this window of "
@@ -135,6 +166,7 @@ def lesson_sentence(facts: RepeatFacts, *, stacked: bool, markdown: bool = True)
             else f"{lead} No token occurs twice in this window of {facts.num_positions} tokens."
         )
     scheme = facts.scheme
+    over = drawn_dims(decisions)
     where = listing([str(p) for p in main.positions])
     token_verdict = (
         "its token rows are identical"
@@ -143,12 +175,12 @@ def lesson_sentence(facts: RepeatFacts, *, stacked: bool, markdown: bool = True)
     )
     token_detail = (
         f"token panel, {panel_place('token', stacked=stacked)}: largest difference "
-        f"{number(main.token_difference)}"
+        f"{number(main.token_difference)}{over}"
     )
     rows = "rotated rows" if scheme == "rope" else "input rows"
     input_detail = (
         f"{_INPUT_PANEL[scheme]}, {panel_place('input', stacked=stacked)}: largest difference "
-        f"{number(main.input_difference)}"
+        f"{number(main.input_difference)}{over}"
     )
     apart = f"the {main.count} occurrences"
     if main.input_difference == 0.0:
@@ -164,9 +196,10 @@ def lesson_sentence(facts: RepeatFacts, *, stacked: bool, markdown: bool = True)
     else:
         input_verdict = f"its {rows} differ"
         if scheme == "rope":
+            lengths = _lengths(main.length_difference, decisions)
             why = (
                 "RoPE adds nothing: it rotates each row by an angle that grows with its "
-                f"position, and the rows keep their length ({_lengths(main.length_difference)})"
+                f"position, and the rows keep their length ({lengths})"
             )
         elif scheme == "none":
             why = "although nothing was added"
@@ -177,7 +210,7 @@ def lesson_sentence(facts: RepeatFacts, *, stacked: bool, markdown: bool = True)
         f"{lead} {_bold(head, markdown)} ({token_detail}); {_bold(input_verdict, markdown)} "
         f"({input_detail}): {why}."
     )
-    others = [token for token in facts.tokens if token is not main]
+    others = facts.tokens[1:]
     if others:
         named = [
             f"{quoted(t.token_text, markdown=markdown)} ({listing([str(p) for p in t.positions])})"
@@ -189,10 +222,12 @@ def lesson_sentence(facts: RepeatFacts, *, stacked: bool, markdown: bool = True)
     return sentence
 
 
-def _lengths(difference: float) -> str:
+def _lengths(difference: float, decisions: EmbeddingsDecisions) -> str:
+    """Rows' lengths are of whole rows: said so when the panels draw a sample."""
+    whole = f" over all {decisions.emb_dim} dimensions" if decisions.sampled else ""
     if difference < 5e-6:
-        return "their lengths agree to 5 decimals"
-    return f"their lengths differ by up to {number(difference)}"
+        return f"their lengths{whole} agree to 5 decimals"
+    return f"their lengths{whole} differ by up to {number(difference)}"
 
 
 def count(amount: int, noun: str) -> str:
@@ -213,12 +248,17 @@ def _span(values: tuple[float, float]) -> str:
     return f"{low:.3f}" if f"{low:.3f}" == f"{high:.3f}" else f"{low:.3f} to {high:.3f}"
 
 
-def similarity_sentence(facts: SimilarityFacts, *, stacked: bool, markdown: bool = True) -> str:
+def similarity_sentence(decisions: SimilarityDecisions, *, markdown: bool = True) -> str:
     """The sentence above the similarity figure: which cells read 1.000 in the token panel
-    (the answer to "which cells are 1.0?") and what the same cells read in the input panel."""
-    left = panel_place("token", stacked=stacked)
-    right = panel_place("input", stacked=stacked)
-    main = facts.tokens[0] if facts.tokens else None
+    (the answer to "which cells are 1.0?") among the rows drawn, and what the same cells read
+    in the input panel; the token named first is the one the figure marks first."""
+    facts = decisions.facts
+    left = panel_place("token", stacked=decisions.stacked)
+    right = panel_place("input", stacked=decisions.stacked)
+    main = decisions.main
+    shown = f"the {facts.shown} positions shown" + (
+        f" (of {decisions.positions})" if decisions.cut else ""
+    )
     if main is None:
         ones = (
             "no cell off the diagonal reads 1.000"
@@ -226,19 +266,25 @@ def similarity_sentence(facts: SimilarityFacts, *, stacked: bool, markdown: bool
             else f"{count(facts.token_ones, 'pair')} off the diagonal {_read(facts.token_ones)} "
             "1.000 anyway"
         )
-        return (
-            f"No token occurs twice in the {facts.shown} positions shown, and {ones} in the "
-            f"token panel ({left}; the diagonal is each row with itself)."
+        repeats = (
+            f"{count(len(facts.tokens), 'token')} repeat in {shown}, too often to outline"
+            if facts.tokens
+            else f"No token occurs twice in {shown}"
         )
+        return (
+            f"{repeats}, and {ones} in the token panel ({left}; the diagonal is each row with "
+            "itself)."
+        )
+    where = f" among {shown}" if decisions.cut else ""
     if facts.token_ones == facts.token_ones_repeated == facts.repeated_pairs:
         token = (
             f"Besides the diagonal (each row with itself), {count(facts.repeated_pairs, 'pair')} "
-            f"of positions {_read(facts.repeated_pairs)} 1.000 in the token panel ({left}): "
-            "exactly the pairs that hold the same token"
+            f"of positions{where} {_read(facts.repeated_pairs)} 1.000 in the token panel "
+            f"({left}): exactly the pairs that hold the same token"
         )
     else:
         token = (
-            f"Besides the diagonal, {count(facts.token_ones, 'pair')} of positions "
+            f"Besides the diagonal, {count(facts.token_ones, 'pair')} of positions{where} "
             f"{_read(facts.token_ones)} 1.000 in the token panel ({left}); "
             f"{facts.token_ones_repeated} of the "
             f"{count(facts.repeated_pairs, 'pair')} that hold the same token are among them"

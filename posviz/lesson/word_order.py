@@ -2,7 +2,9 @@
 
 Every function returns Streamlit Markdown; token texts are escaped with
 :func:`posviz.token_text.for_markdown`, so nothing a user typed is interpreted. Numbers are
-quoted from the comparison, so the sentences always match the figure.
+quoted from the comparison, and the texts named are the ones it compared (each cut to one
+window: the rows the figure draws), in the characters the chips use, so the sentences always
+match the figure.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from typing import Final
 
 from posviz.compare import MAX_COMPARE_TOKENS, OrderComparison, OrderSummary
 from posviz.config import Scheme
+from posviz.lesson.repeats import count
+from posviz.plots.word_order import CompareDecisions
 from posviz.schemes import alibi_slopes
-from posviz.token_text import for_markdown, visible
-from posviz.tokenizer import token_bytes
+from posviz.token_text import for_markdown, readable
+from posviz.tokenizer import decode, token_bytes, token_labels
 
 HAVIV_2022: Final = "https://arxiv.org/abs/2203.16634"
 SCHEME_POSITIONS: Final[dict[Scheme, str]] = {
@@ -62,8 +66,37 @@ CAUSAL_NOTE: Final = (
 
 
 def _chips(token_ids: Sequence[int]) -> str:
-    texts = [for_markdown(visible(b)) for b in token_bytes(list(token_ids))]
+    """The tokens as chips, written as the page's token chips write them."""
+    texts = [for_markdown(label) for label in token_labels(list(token_ids))]
     return " ".join(f":gray-badge[{text}]" for text in texts)
+
+
+def compared_text(token_ids: Sequence[int], *, markdown: bool = True) -> str:
+    """The text of the tokens compared, on one line (italic Markdown, or quoted plain text).
+
+    >>> from posviz.tokenizer import encode
+    >>> compared_text(encode("The dog bites"), markdown=False), compared_text(encode("*a*"))
+    ("'The dog bites'", '*\\\\*a\\\\**')
+    """
+    text = readable(decode(list(token_ids)))
+    return f"*{for_markdown(text)}*" if markdown else f"'{text}'"
+
+
+def compared_texts(comparison: OrderComparison, *, markdown: bool = True) -> tuple[str, str]:
+    """The two texts :func:`~posviz.compare.compare_order` compared (each cut to one window:
+    the token ids it holds, the rows the figure draws), as :func:`compared_text` writes
+    them."""
+    return (
+        compared_text(comparison.token_ids_a, markdown=markdown),
+        compared_text(comparison.token_ids_b, markdown=markdown),
+    )
+
+
+def texts_line(comparison: OrderComparison) -> str:
+    """The two texts compared, for the top of the view (Markdown): ``*A*  ·  *B*``; the page
+    shows this, not the texts typed, which may be longer than a window."""
+    first, second = compared_texts(comparison)
+    return f"{first}  ·  {second}"
 
 
 def _normalised(token_ids: Sequence[int]) -> Counter[str]:
@@ -93,16 +126,19 @@ def status_message(comparison: OrderComparison) -> str | None:
             f"shows the point); this comparison has {longest}. Use a shorter text or a smaller "
             "context length."
         )
+    first, second = compared_texts(comparison)
     if comparison.status == "identical":
         return (
-            "The two texts are the same tokens in the same order, so every number below is "
-            "trivially the same. Reorder some words in the second text (keep the words)."
+            f"The two texts compared, {first} and {second}, are the same tokens in the same "
+            "order, so every number below is trivially the same. Reorder some words in the "
+            "second text (keep the words)."
         )
     if comparison.status == "different_tokens" and comparison.difference is not None:
         difference = comparison.difference
         lines = [
-            "These texts are **not the same tokens in another order**, so there is no order "
-            f"to compare: the first has {len(ids_a)} token(s), the second {len(ids_b)}."
+            f"The texts compared, {first} ({count(len(ids_a), 'token')}) and {second} "
+            f"({count(len(ids_b), 'token')}), are **not the same tokens in another order**, so "
+            "there is no order to compare."
         ]
         if difference.only_in_a:
             lines.append(f"Only in the first: {_chips(difference.only_in_a)}")
@@ -120,12 +156,15 @@ def status_message(comparison: OrderComparison) -> str | None:
 
 
 def cut_note(comparison: OrderComparison) -> str | None:
-    """Say that only the second text's first window is compared, if it is longer."""
+    """Say that only the second text's first window is compared, if it is longer, naming the
+    tokens compared."""
     if not comparison.second_text_cut:
         return None
+    compared = compared_text(comparison.token_ids_b)
     return (
-        f"The second text is longer than one window: its first {len(comparison.token_ids_b)} "
-        f"token(s) are compared, {comparison.second_text_cut} more are left out."
+        f"The second text is longer than one window: its first "
+        f"{count(len(comparison.token_ids_b), 'token')} ({compared}) are compared, "
+        f"{comparison.second_text_cut} more are left out."
     )
 
 
@@ -133,20 +172,32 @@ def _difference(summary: OrderSummary) -> str:
     return f"{summary.max_difference:.1e}" if summary.permuted else f"{summary.max_difference:.3f}"
 
 
-def findings(comparison: OrderComparison) -> list[str]:
-    """One Markdown paragraph per step of the argument, with the numbers of ``comparison``."""
+def findings(comparison: OrderComparison, decisions: CompareDecisions) -> list[str]:
+    """One Markdown paragraph per step of the argument, with the numbers of ``comparison``,
+    for the figure :func:`~posviz.plots.word_order.compare_chart` drew (``decisions``).
+
+    The largest differences are over every dimension, and when the panels draw every k-th
+    one the sentence says so: they summarise whole rows (a difference of 0 over all d is what
+    "the same" means), which a sample of the cells could not show.
+    """
     without, with_positions = comparison.without_positions, comparison.with_positions
     if comparison.order is None or without is None or with_positions is None:
         return []
     scheme = comparison.scheme
-    tokens = "**Token embeddings:** the second text's rows are the first text's rows in "
+    identical = comparison.status == "identical"
+    over = f" over all {decisions.emb_dim} dimensions" if decisions.sampled else ""
+    tokens = "**Token embeddings:** the second text's rows are the first text's rows "
     tokens += (
-        "another order, bit for bit."
+        ("in the same order" if identical else "in another order") + ", bit for bit."
         if comparison.token_rows_equal
         else "(unexpectedly) not equal."
     )
+    inputs_differ = comparison.input_max_difference
     if scheme == "none":
-        inputs = "**Input embeddings:** the same rows reordered too: this scheme adds nothing."
+        inputs = (
+            f"**Input embeddings:** the same rows{'' if identical else ' reordered'} too: this "
+            "scheme adds nothing."
+        )
     elif scheme in _SCORE_BIAS_INPUTS:
         inputs = f"**Input embeddings:** {_SCORE_BIAS_INPUTS[scheme]}"
     elif scheme == "rope":
@@ -154,18 +205,29 @@ def findings(comparison: OrderComparison) -> list[str]:
             "**Input embeddings:** RoPE adds nothing to them; it rotates each query and key by "
             "its position inside attention, so the rotated queries differ."
         )
+    elif inputs_differ == 0.0:
+        inputs = (
+            "**Input embeddings:** the same rows: each token stands at the same position in "
+            "both texts, so it gets the same position vector."
+        )
     else:
         inputs = (
             "**Input embeddings:** not the same rows: the same token at another position gets "
             f"another position vector (rows matched by token differ by up to "
-            f"{comparison.input_max_difference:.3f})."
+            f"{inputs_differ:.3f}{over})."
+        )
+    if scheme == "rope" and identical:
+        inputs = (
+            "**Input embeddings:** RoPE adds nothing to them; it rotates each query and key by "
+            "its position inside attention, the same positions in both texts."
         )
     attention = "Causal self-attention" if comparison.causal else "Self-attention"
     if without.permuted:
         blind = (
             f"**{attention} without positions:** the second text's context vectors are "
-            f"the first's, reordered (largest difference {_difference(without)}, float64 "
-            "rounding). Any summary that ignores order, like their mean, is the same: cosine "
+            f"the first's, {'in the same order' if identical else 'reordered'} (largest "
+            f"difference {_difference(without)}{over}, float64 rounding). Any summary that "
+            f"ignores order, like their mean, is the same: cosine "
             f"**{without.mean_cosine:.6f}**. To this layer both texts are the same bag of tokens."
         )
     else:
@@ -178,17 +240,19 @@ def findings(comparison: OrderComparison) -> list[str]:
         )
         blind = (
             f"**{attention} without positions:** the context vectors are no longer a "
-            f"reordering (largest difference {_difference(without)}; cosine of the means "
+            f"reordering (largest difference {_difference(without)}{over}; cosine of the means "
             f"**{without.mean_cosine:.6f}**). The mask alone breaks the symmetry: token *i* sees "
             f"tokens 0…*i* only, so what it sees depends on where it stands.{seen}"
         )
     positioned = (
         f"**{attention} with {SCHEME_POSITIONS[scheme]}:** largest difference "
-        f"{_difference(with_positions)}, cosine of the means "
+        f"{_difference(with_positions)}{over}, cosine of the means "
         f"**{with_positions.mean_cosine:.6f}**"
     )
     if scheme == "none":
         positioned += ": nothing changes, there is no position signal."
+    elif identical:
+        positioned += ": the same, as the two texts are."
     elif with_positions.permuted:
         positioned += ": still the same vectors reordered."
     else:
@@ -205,8 +269,8 @@ def summary_lines(comparison: OrderComparison) -> list[str]:
         longest = max(len(ids_a), len(ids_b))
         return [f"compare: at most {MAX_COMPARE_TOKENS} tokens per text, this has {longest}"]
     if comparison.difference is not None:
-        only_a = [visible(b) for b in token_bytes(list(comparison.difference.only_in_a))]
-        only_b = [visible(b) for b in token_bytes(list(comparison.difference.only_in_b))]
+        only_a = list(token_labels(list(comparison.difference.only_in_a)))
+        only_b = list(token_labels(list(comparison.difference.only_in_b)))
         return [
             f"compare: not the same tokens in another order ({len(ids_a)} and {len(ids_b)} "
             f"tokens; only in the first: {only_a}; only in the second: {only_b})"

@@ -170,7 +170,19 @@ class Room:
 NORMAL_ROOM: Final = Room(panel_width=120, panel_height=360)
 LECTURE_ROOM: Final = Room(panel_width=200, panel_height=300)
 STACKED_WIDTH: Final = 300  # a 390-px phone less the page's padding and the labels
+NARROWEST_CHART: Final = 560  # px: the chart in a 1024-px window with the sidebar open
 TOOLBAR_ROOM: Final = 28  # px over a phone's figure: a touch screen always shows its toolbar
+
+
+def narrow(canvas: Canvas) -> bool:
+    """Whether the Geometry, Distance figures stack (a phone's layout) on ``canvas``: a chart
+    narrower than the narrowest side-by-side one they promise (a 1024-px window with the
+    sidebar open), as the browser measured it.
+
+    >>> narrow(Canvas(width=358, window_width=390)), narrow(Canvas(width=900)), narrow(Canvas())
+    (True, False, False)
+    """
+    return canvas.width is not None and canvas.width < NARROWEST_CHART
 
 
 Trace = dict[str, object]  # one Plotly trace, as plotly.js reads it (figures skip validation)

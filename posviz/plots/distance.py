@@ -10,13 +10,23 @@ the mean and the band. Payload: three float32 values per distance per scheme (th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
 
 from posviz.distance import DistanceCurve, DistanceView
-from posviz.plots._figure import FigureSpec, as_figure
-from posviz.plots._layout import TABLE_COLOURS, TOOLBAR_ROOM, Trace, trace, type_sizes
+from posviz.plots._figure import Drawn, FigureSpec, as_figure
+from posviz.plots._layout import (
+    TABLE_COLOURS,
+    TOOLBAR_ROOM,
+    UNKNOWN,
+    Canvas,
+    Trace,
+    narrow,
+    trace,
+    type_sizes,
+)
 from posviz.token_text import for_plotly
 
 PLOT_HEIGHT: Final = 420  # px of the plot (lecture mode: the page decides)
@@ -74,6 +84,50 @@ def _traces(curve: DistanceCurve) -> list[Trace]:
             f"%{{customdata[0]:.4f}} to %{{customdata[1]:.4f}}<extra>{label}</extra>",
         ),
     ]
+
+
+@dataclass(frozen=True)
+class DistanceDecisions:
+    """What :func:`distance_chart` drew."""
+
+    stacked: bool  # a phone's layout: the legend in one row per scheme
+    curves: tuple[str, ...]  # the labels of the lines drawn, in order
+    distances: int  # distances k drawn: 0 .. distances - 1
+    context_length: int  # T: distances from T on are shaded (past the context length)
+    fills: bool  # the figure takes the window's height below its top
+
+    @property
+    def shaded(self) -> bool:
+        """Whether the figure shades distances past the context length."""
+        return self.distances > self.context_length
+
+
+def distance_chart(
+    view: DistanceView, *, lecture: bool = False, stacked: bool = False, canvas: Canvas = UNKNOWN
+) -> Drawn[DistanceDecisions]:
+    """:func:`distance_spec`'s figure (stacked on a narrow ``canvas``, see
+    :func:`~posviz.plots._layout.narrow`; with ``Canvas()``, when ``stacked``) and what it
+    decided.
+
+    >>> from posviz.config import Settings
+    >>> from posviz.distance import build_distance
+    >>> from posviz.view import build_view
+    >>> shown = build_distance(build_view(Settings(context_length=16, emb_dim=8)), beyond=4)
+    >>> decisions = distance_chart(shown).decisions
+    >>> decisions.distances, decisions.shaded, decisions.stacked
+    (20, True, False)
+    """
+    if canvas.measured:
+        stacked = narrow(canvas)
+    spec = distance_spec(view, lecture=lecture, stacked=stacked)
+    decisions = DistanceDecisions(
+        stacked=stacked,
+        curves=tuple(curve.label for curve in view.curves),
+        distances=max(curve.distances for curve in view.curves),
+        context_length=view.context_length,
+        fills=lecture and not stacked,
+    )
+    return Drawn(spec, decisions)
 
 
 def distance_spec(

@@ -21,14 +21,18 @@ from typing import Final
 import numpy as np
 
 from posviz.geometry import GeometryView, TableGeometry
-from posviz.plots._figure import FigureSpec, as_figure
+from posviz.plots._figure import Drawn, FigureSpec, as_figure
 from posviz.plots._layout import (
+    NARROWEST_CHART,
     POSITION_COLORSCALE,
     STACKED_WIDTH,
     TABLE_COLOURS,
     TOOLBAR_ROOM,
+    UNKNOWN,
+    Canvas,
     Trace,
     TypeSizes,
+    narrow,
     panel_title,
     small_note,
     title_height,
@@ -46,7 +50,6 @@ MARKERS_UP_TO: Final = 64  # a dot per value up to this many values, a plain lin
 # a scene narrower than tall (half a 1024-px window's chart) still shows its whole box.
 CAMERA_EYE: Final = {"x": 2.8, "y": 2.8, "z": 1.8}
 STACKED_EYE: Final = {"x": 1.7, "y": 1.7, "z": 1.15}  # a phone's square scene
-NARROWEST_CHART: Final = 560  # px: the chart in a 1024-px window with the sidebar open
 TICK_ROOM: Final = 46  # px left of an x-y panel for its tick labels (4 digits at 15 px)
 TITLE_WIDTH: Final = 250  # px a title may take side by side: half a 1024-px window's chart
 LECTURE_TITLE_WIDTH: Final = 500  # lecture mode has no sidebar: half a 1024-px window
@@ -231,6 +234,49 @@ def _rows(
         below = (_BAR_BAND if stacked and 1 in group else 0.0) if scene else ticks
         rows.append(_Row(group, title, scene_px if scene else PANEL_HEIGHT, below))
     return rows
+
+
+@dataclass(frozen=True)
+class GeometryDecisions:
+    """What :func:`geometry_chart` drew."""
+
+    stacked: bool  # one scene under the other (a phone): as tall as they need
+    spectrum: bool  # the singular values and row lengths are drawn under the scenes
+    tables: tuple[str, str]  # the labels of the two tables drawn, main first
+    components: tuple[int, int]  # principal components each scene draws (0: nothing)
+    fills: bool  # the figure takes the window's height below its top
+
+
+def geometry_chart(
+    view: GeometryView,
+    *,
+    lecture: bool = False,
+    stacked: bool = False,
+    spectrum: bool = True,
+    canvas: Canvas = UNKNOWN,
+) -> Drawn[GeometryDecisions]:
+    """The two tables' 3D scatters side by side (one under the other on a narrow ``canvas``,
+    :func:`narrow`; with ``Canvas()``, when ``stacked``), and with ``spectrum`` their singular
+    values and row lengths under them; and what the figure decided.
+
+    >>> from posviz.config import Settings
+    >>> from posviz.geometry import build_geometry
+    >>> from posviz.view import build_view
+    >>> shown = build_geometry(build_view(Settings(context_length=16, emb_dim=8)))
+    >>> geometry_chart(shown, canvas=Canvas(width=358, window_width=390)).decisions.stacked
+    True
+    """
+    if canvas.measured:
+        stacked = narrow(canvas)
+    spec = geometry_spec(view, lecture=lecture, stacked=stacked, spectrum=spectrum)
+    decisions = GeometryDecisions(
+        stacked=stacked,
+        spectrum=spectrum,
+        tables=(view.main.table.label, view.contrast.table.label),
+        components=(view.main.components, view.contrast.components),
+        fills=lecture and not stacked,
+    )
+    return Drawn(spec, decisions)
 
 
 def geometry_spec(

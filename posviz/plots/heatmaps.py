@@ -32,7 +32,7 @@ import numpy as np
 
 from posviz.config import Scheme
 from posviz.pipeline import WindowEmbeddings
-from posviz.plots._figure import FigureSpec, as_figure
+from posviz.plots._figure import Drawn, FigureSpec, as_figure
 from posviz.plots._identity import Identity, cell_outlines, identity, row_outlines
 from posviz.plots._layout import (
     UNKNOWN,
@@ -46,10 +46,18 @@ from posviz.plots._layout import (
     row_labels,
     three_panels,
 )
-from posviz.repeats import RepeatFacts, repeat_facts
-from posviz.similarity import MAX_POSITIONS, READS_ONE, similarities
-from posviz.token_text import visible
-from posviz.tokenizer import token_bytes, token_labels
+from posviz.repeats import RepeatedToken, RepeatFacts, repeat_facts, token_names
+from posviz.similarity import (
+    MAX_POSITIONS,
+    READS_ONE,
+    NeighbourSimilarity,
+    RepeatSimilarity,
+    SimilarityFacts,
+    distance_spread,
+    neighbour_similarity,
+    similarities_shown,
+    similarity_facts,
+)
 
 MAX_CELLS: Final = 65_536  # exact values per panel, about 350 kB of JSON each
 HOVER_CELLS: Final = 12_288  # three-way hover (4 floats per cell per panel) up to this size
@@ -141,18 +149,6 @@ def _hovertemplate(index: int, three_way: bool, scheme: Scheme) -> str:
     return where + "token id: %{customdata[3]:.0f}<br>" + combined + "<extra></extra>"
 
 
-def _tick_texts(window: WindowEmbeddings, rows: int) -> tuple[str, ...]:
-    """Tick texts of the first ``rows`` rows, naming the characters split over tokens (hover
-    keeps the exact bytes); a row whose text is not its token id's (a made-up window) keeps
-    its own text."""
-    ids = list(window.token_ids[:rows])
-    exact = [visible(token) for token in token_bytes(ids)]
-    return tuple(
-        label if shown == text else text
-        for label, shown, text in zip(token_labels(ids), exact, window.token_texts, strict=False)
-    )
-
-
 def _marks_note(note: str, marks: Identity, outlines: bool) -> str:
     """The panel note, saying how many repeated tokens had no room to be outlined (when some
     are: with none outlined there is nothing to explain)."""
@@ -161,6 +157,70 @@ def _marks_note(note: str, marks: Identity, outlines: bool) -> str:
     total = len(marks.groups) + marks.left_out
     left = f"outlined: {len(marks.groups)} of {total} repeated tokens"
     return f"{note}; {left}" if note else left
+
+
+@dataclass(frozen=True)
+class EmbeddingsDecisions:
+    """What :func:`embeddings_chart` decided, for the words beside the figure to read.
+
+    ``repeats`` holds the repeated tokens measured on the cells drawn (the dimensions in
+    ``columns``), the tokens the figure marks first, in the order it marks them: the first is
+    the one the sentences name (:attr:`main`). Marked rows are always labelled; ``outlined``
+    says whether they are outlined too (not on a question slide).
+    """
+
+    stacked: bool  # panels one under the other (the words say top / bottom)
+    panels: int  # panels drawn, 1 to 3 (token | position | input)
+    rows: range  # positions drawn: every one of the window
+    columns: range  # dimensions drawn: range(0, emb_dim, step)
+    emb_dim: int  # d, the dimensions the window has
+    groups: tuple[tuple[int, ...], ...]  # the repeated tokens' positions marked, in order
+    outlined: bool  # the marked rows are outlined (else only labelled)
+    left_out: int  # repeated tokens not marked (no room to label their rows)
+    repeats: RepeatFacts  # measured on the drawn columns; marked tokens first
+    fills: bool  # the figure takes the window's height below its top (else its own height)
+
+    @property
+    def sampled(self) -> bool:
+        """Whether the panels draw only every k-th dimension."""
+        return len(self.columns) < self.emb_dim
+
+    @property
+    def main(self) -> RepeatedToken | None:
+        """The repeated token the figure marks first, the one the sentences name (``None``:
+        no token is marked)."""
+        return self.repeats.tokens[0] if self.groups else None
+
+
+@dataclass(frozen=True)
+class SimilarityDecisions:
+    """What :func:`similarity_chart` decided, and the numbers of the cells it drew.
+
+    ``facts`` and ``neighbours`` are read from the matrices of the rows drawn (the first
+    ``len(rows)`` positions of ``positions``); ``facts.tokens`` lists the marked tokens
+    first, in the order the figure marks them.
+    """
+
+    stacked: bool
+    rows: range  # positions drawn (rows and columns): the first len(rows)
+    positions: int  # n, the window's length
+    groups: tuple[tuple[int, ...], ...]  # the repeated tokens' positions marked, in order
+    outlined: bool
+    left_out: int
+    facts: SimilarityFacts  # of the rows drawn; marked tokens first
+    neighbours: NeighbourSimilarity | None  # the position panel's neighbours vs distant pairs
+    spread: float  # the position panel's widest spread along a diagonal (distance_spread)
+    fills: bool
+
+    @property
+    def cut(self) -> bool:
+        """Whether the window has more positions than the figure draws."""
+        return len(self.rows) < self.positions
+
+    @property
+    def main(self) -> RepeatSimilarity | None:
+        """The repeated token the figure marks first (``None``: none marked)."""
+        return self.facts.tokens[0] if self.groups else None
 
 
 def stacks(
@@ -180,7 +240,7 @@ def stacks(
     return arrange(canvas, lecture=lecture, count=panels, token_texts=window.token_texts).stacked
 
 
-def embeddings_spec(
+def embeddings_chart(
     window: WindowEmbeddings,
     *,
     lecture: bool = False,
@@ -188,28 +248,31 @@ def embeddings_spec(
     stacked: bool = False,
     outlines: bool = True,
     canvas: Canvas = UNKNOWN,
+    facts: RepeatFacts | None = None,
     max_cells: int = MAX_CELLS,
     hover_cells: int = HOVER_CELLS,
-    facts: RepeatFacts | None = None,
-) -> FigureSpec:
-    """One figure, three heatmaps: token, positional and input embeddings of ``window``.
+) -> Drawn[EmbeddingsDecisions]:
+    """One figure, three heatmaps: token, positional and input embeddings of ``window``, and
+    what it decided (:class:`EmbeddingsDecisions`).
 
-    Rows are labelled with the window's own ``token_texts``; a repeated token's rows are
-    always labelled and, with ``outlines`` (lecture mode's question steps turn them off),
-    outlined in the token and input panels.
-    ``panels`` draws only the first 1, 2 or 3 panels (lecture mode's steps; the colour scale
-    stays the one of all three, so colours do not shift between steps). ``canvas``: the room
-    the chart has on the page (narrow: the panels are stacked, one under the other, each the
-    full width; lecture mode: as tall as the window below the chart's top); with ``Canvas()``
-    ``stacked`` stacks them. ``lecture`` uses projector type sizes (every label at least
-    20 px). ``facts``: ``repeat_facts(window)``, if the caller has it already.
+    Rows are labelled with the window's tokens as the chips write them; a repeated token's
+    rows are always labelled and, with ``outlines`` (lecture mode's question steps turn them
+    off), outlined in the token and input panels: solid where its rows are identical in the
+    cells drawn, dashed where not. ``panels`` draws only the first 1, 2 or 3 panels (lecture
+    mode's steps; the colour scale stays the one of all three, so colours do not shift
+    between steps). ``canvas``: the room the chart has on the page (narrow: the panels are
+    stacked, one under the other, each the full width, and the figure is as tall as they need;
+    lecture mode side by side: as tall as the window below the chart's top); with
+    ``Canvas()`` ``stacked`` stacks them. ``lecture`` uses projector type sizes (every label
+    at least 20 px). ``facts``: ``repeat_facts(window, columns=...)`` over the dimensions the
+    figure draws, if the caller has it already (``ValueError`` if measured over others).
 
-    >>> import torch
     >>> from posviz.embeddings import SeededEmbeddings
     >>> from posviz.pipeline import embed_window
-    >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 5], context_length=4)
-    >>> [trace.type for trace in embeddings_figure(w).data]
-    ['heatmap', 'heatmap', 'heatmap']
+    >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 7, 5], context_length=4)
+    >>> drawn = embeddings_chart(w)
+    >>> [trace["type"] for trace in drawn.spec.data], drawn.decisions.groups
+    (['heatmap', 'heatmap', 'heatmap'], ((0, 2),))
     >>> len(embeddings_figure(w, panels=1).data)
     1
     """
@@ -254,6 +317,16 @@ def embeddings_spec(
         sizes.tick,
     )
     marks = identity(window.token_ids, max_rows=budget)
+    names = token_names(window)
+    if facts is None:
+        facts = repeat_facts(window, columns=reduction.columns, names=names)
+    elif (facts.columns or range(window.emb_dim)).step != reduction.column_step:
+        raise ValueError(
+            f"facts measured over the dimensions {facts.columns or 'all'}, the figure draws "
+            f"{reduction.columns}: pass repeat_facts(window, columns={reduction.columns})"
+        )
+    facts = facts.led_by(marks.groups)
+    fills = lecture and not arrangement.stacked
     grid = three_panels(
         titles=titles,
         note=_marks_note(note, marks, outlines),
@@ -270,7 +343,7 @@ def embeddings_spec(
         panel_height=panel_height,
         x_tick_height=sizes.tick * 1.5 + sizes.text * 1.5 + 10,
         follows_page=lecture,  # lecture mode: the chart takes the window's height
-        marks=marks.row_marks(coloured=outlines, tick_texts=_tick_texts(window, num_rows)),
+        marks=marks.row_marks(coloured=outlines, tick_texts=names),
         canvas=canvas,
     )
     traces: list[dict[str, object]] = [
@@ -289,28 +362,66 @@ def embeddings_spec(
         for index, (z, (x_axis, y_axis)) in enumerate(zip(shown, grid.axes, strict=False))
     ]
     layout = grid.layout
+    marked = facts.tokens[: len(marks.groups)]  # the marked tokens, in the marks' order
     if outlines and marks.groups:
-        found = facts if facts is not None else repeat_facts(window)
-        by_rows = {t.positions: t for t in found.tokens}
         width = 4 if lecture else 3
         shapes = row_outlines(
             marks,
             axes=grid.axes[0],
-            identical=[by_rows[g].token_difference == 0.0 for g in marks.groups],
+            identical=[token.token_difference == 0.0 for token in marked],
             width=width,
         )
         if panels == 3:
             shapes += row_outlines(
                 marks,
                 axes=grid.axes[2],
-                identical=[by_rows[g].input_difference == 0.0 for g in marks.groups],
+                identical=[token.input_difference == 0.0 for token in marked],
                 width=width,
             )
         layout["shapes"] = shapes
-    return FigureSpec(traces, layout)
+    decisions = EmbeddingsDecisions(
+        stacked=arrangement.stacked,
+        panels=panels,
+        rows=range(num_rows),
+        columns=reduction.columns,
+        emb_dim=window.emb_dim,
+        groups=marks.groups,
+        outlined=outlines and bool(marks.groups),
+        left_out=marks.left_out,
+        repeats=facts,
+        fills=fills,
+    )
+    return Drawn(FigureSpec(traces, layout), decisions)
 
 
-def similarity_spec(
+def embeddings_spec(
+    window: WindowEmbeddings,
+    *,
+    lecture: bool = False,
+    panels: int = 3,
+    stacked: bool = False,
+    outlines: bool = True,
+    canvas: Canvas = UNKNOWN,
+    facts: RepeatFacts | None = None,
+    max_cells: int = MAX_CELLS,
+    hover_cells: int = HOVER_CELLS,
+) -> FigureSpec:
+    """The figure of :func:`embeddings_chart`, without its decisions (the command line, the
+    notebook and the exports).
+
+    >>> from posviz.embeddings import SeededEmbeddings
+    >>> from posviz.pipeline import embed_window
+    >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 5], context_length=4)
+    >>> [trace.type for trace in embeddings_figure(w).data]
+    ['heatmap', 'heatmap', 'heatmap']
+    """
+    return embeddings_chart(
+        window, lecture=lecture, panels=panels, stacked=stacked, outlines=outlines,
+        canvas=canvas, facts=facts, max_cells=max_cells, hover_cells=hover_cells,
+    ).spec  # fmt: skip
+
+
+def similarity_chart(
     window: WindowEmbeddings,
     *,
     lecture: bool = False,
@@ -318,27 +429,29 @@ def similarity_spec(
     outlines: bool = True,
     canvas: Canvas = UNKNOWN,
     max_positions: int = MAX_POSITIONS,
-) -> FigureSpec:
+) -> Drawn[SimilarityDecisions]:
     """Three ``n × n`` heatmaps: cosine similarity between positions of the token, position
-    and input matrices, on one colour axis fixed to ``[-1, 1]``.
+    and input matrices, on one colour axis fixed to ``[-1, 1]``, and what the figure decided
+    with the numbers of its cells (:class:`SimilarityDecisions`).
 
     Rows and columns are labelled ``position · token`` (escaped). Windows longer than
     ``max_positions`` show their first ``max_positions`` positions and say so in the titles.
     A repeated token's rows are always labelled and, with ``outlines``, the cells of each pair
     of its occurrences are outlined in the token and input panels (solid where they read
     1.000, dashed where not). ``canvas`` and ``stacked`` arrange the panels as in
-    :func:`embeddings_figure`.
+    :func:`embeddings_chart`.
 
     >>> from posviz.embeddings import SeededEmbeddings
     >>> from posviz.pipeline import embed_window
-    >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 5], context_length=4)
-    >>> [trace.z.shape for trace in similarity_figure(w).data]
-    [(2, 2), (2, 2), (2, 2)]
+    >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 9, 5], context_length=4)
+    >>> drawn = similarity_chart(w)
+    >>> [trace["z"].shape for trace in drawn.spec.data], drawn.decisions.main.positions
+    ([(3, 3), (3, 3), (3, 3)], (0, 2))
     """
     if max_positions < 1:
         raise ValueError(f"max_positions must be at least 1, got {max_positions}")
-    matrices = similarities(window)
     shown_rows = min(len(window.token_ids), max_positions)
+    matrices = similarities_shown(window, shown_rows)  # each [shown, shown]
     texts = window.token_texts[:shown_rows]
     labels = row_labels(texts)
     note = ""
@@ -347,12 +460,12 @@ def similarity_spec(
     arrangement = arrange(canvas, lecture=lecture, count=3, token_texts=texts, stacked=stacked)
     sizes = arrangement.sizes
     # Column labels stand upright (-90°): each needs one line of width along the axis.
-    tick_texts = _tick_texts(window, shown_rows)
+    names = token_names(window, shown_rows)
     columns = position_ticks(
         texts,
         font_size=sizes.tick,
         length=arrangement.panel_width,
-        marks=RowMarks(tick_texts=tick_texts),
+        marks=RowMarks(tick_texts=names),
     )
     panel_height = max(300, min(720, 22 * shown_rows)) + (60 if lecture else 0)
     # Stacked panels are square: as tall as the arrangement makes them wide.
@@ -362,6 +475,9 @@ def similarity_spec(
         sizes.tick,
     )
     marks = identity(window.token_ids[:shown_rows], max_rows=budget)
+    facts = similarity_facts(
+        window, max_positions=shown_rows, matrices=matrices, names=names
+    ).led_by(marks.groups)
     grid = three_panels(
         titles=SIMILARITY_TITLES[window.scheme],
         note=_marks_note(note, marks, outlines),
@@ -381,7 +497,7 @@ def similarity_spec(
         panel_height=panel_height,
         x_tick_height=columns.width + sizes.tick + 12,  # the widest label, upright
         square=True,
-        marks=marks.row_marks(coloured=outlines, tick_texts=tick_texts),
+        marks=marks.row_marks(coloured=outlines, tick_texts=names),
         # Lecture mode on a measured canvas: as tall as the window leaves (Canvas(): as always).
         follows_page=lecture and canvas.measured,
         canvas=canvas,
@@ -392,7 +508,7 @@ def similarity_spec(
     traces = [
         {
             "type": "heatmap",
-            "z": np.ascontiguousarray(matrix[:shown_rows, :shown_rows].numpy(), dtype=np.float32),
+            "z": np.ascontiguousarray(matrix.numpy(), dtype=np.float32),
             "x": labels,
             "y": grid.rows,
             "coloraxis": "coloraxis",
@@ -406,17 +522,50 @@ def similarity_spec(
         )
     ]
     layout = grid.layout
+    marked = facts.tokens[: len(marks.groups)]  # the marked tokens, in the marks' order
     if outlines and marks.groups:
         width = 3 if lecture else 2
         shapes: list[dict[str, object]] = []
-        for panel, matrix in ((0, matrices.token), (2, matrices.input)):
-            reads_one = [
-                bool((matrix[list(g)][:, list(g)].double() >= READS_ONE).all())
-                for g in marks.groups
-            ]
+        for panel, reads in ((0, "token"), (2, "input")):
+            reads_one = [getattr(token, reads)[0] >= READS_ONE for token in marked]
             shapes += cell_outlines(marks, axes=grid.axes[panel], identical=reads_one, width=width)
         layout["shapes"] = shapes
-    return FigureSpec(traces, layout)
+    decisions = SimilarityDecisions(
+        stacked=arrangement.stacked,
+        rows=range(shown_rows),
+        positions=len(window.token_ids),
+        groups=marks.groups,
+        outlined=outlines and bool(marks.groups),
+        left_out=marks.left_out,
+        facts=facts,
+        neighbours=neighbour_similarity(matrices.position, emb_dim=window.emb_dim),
+        spread=distance_spread(matrices.position),
+        fills=lecture and not arrangement.stacked,
+    )
+    return Drawn(FigureSpec(traces, layout), decisions)
+
+
+def similarity_spec(
+    window: WindowEmbeddings,
+    *,
+    lecture: bool = False,
+    stacked: bool = False,
+    outlines: bool = True,
+    canvas: Canvas = UNKNOWN,
+    max_positions: int = MAX_POSITIONS,
+) -> FigureSpec:
+    """The figure of :func:`similarity_chart`, without its decisions.
+
+    >>> from posviz.embeddings import SeededEmbeddings
+    >>> from posviz.pipeline import embed_window
+    >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 5], context_length=4)
+    >>> [trace.z.shape for trace in similarity_figure(w).data]
+    [(2, 2), (2, 2), (2, 2)]
+    """
+    return similarity_chart(
+        window, lecture=lecture, stacked=stacked, outlines=outlines, canvas=canvas,
+        max_positions=max_positions,
+    ).spec  # fmt: skip
 
 
 embeddings_figure = as_figure(embeddings_spec)

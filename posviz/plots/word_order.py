@@ -12,6 +12,7 @@ by side (a phone), the four matrices stand one under the other, each as two full
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
@@ -19,7 +20,7 @@ import torch
 
 from posviz.compare import OrderComparison
 from posviz.config import ADDS_TO_INPUT
-from posviz.plots._figure import FigureSpec, as_figure
+from posviz.plots._figure import Drawn, FigureSpec, as_figure
 from posviz.plots._layout import (
     CHART_BOTTOM_GAP,
     COLORSCALE_STEPS,
@@ -31,6 +32,7 @@ from posviz.plots._layout import (
     row_labels,
     text_width,
 )
+from posviz.repeats import token_names
 
 MAX_PANEL_CELLS: Final = 8_192  # 8 panels: about 0.4 MB of figure JSON at most
 _SAME: Final = "same rows, reordered"
@@ -47,8 +49,9 @@ def _dims_shown(num_rows: int, emb_dim: int) -> range:
     return range(0, emb_dim, step)
 
 
-def _position_axis(labels: list[str], *, font_size: int) -> dict[str, object]:
-    """A row axis of ``position · token`` labels, position 0 at the top."""
+def _position_axis(labels: list[str], texts: list[str], *, font_size: int) -> dict[str, object]:
+    """A row axis of ``position · token`` labels (``texts``, as the chips write the tokens),
+    position 0 at the top; ``labels`` are the rows' category names (hover: exact bytes)."""
     return {
         "autorange": "reversed",
         "type": "category",
@@ -56,19 +59,59 @@ def _position_axis(labels: list[str], *, font_size: int) -> dict[str, object]:
         "automargin": True,
         "tickmode": "array",
         "tickvals": labels,
-        "ticktext": labels,
+        "ticktext": texts,
     }
+
+
+@dataclass(frozen=True)
+class CompareDecisions:
+    """What :func:`compare_chart` drew: the two texts it compared, token by token (the rows of
+    its panels), the dimensions its panels show, its verdicts and its arrangement."""
+
+    token_ids_a: tuple[int, ...]  # the first text's rows, as compared
+    token_ids_b: tuple[int, ...]  # the second text's rows
+    labels_a: tuple[str, ...]  # their tokens as the chips and tick labels write them
+    labels_b: tuple[str, ...]
+    dims: range  # dimensions each panel draws
+    emb_dim: int  # d, the dimensions each matrix has
+    verdicts: tuple[str, ...]  # each column's title note: "same rows, reordered" or "differ"
+    stacked: bool  # the four matrices one under the other (a phone)
+    fills: bool  # the figure takes the window's height below its top
+
+    @property
+    def sampled(self) -> bool:
+        """Whether the panels draw only every k-th dimension."""
+        return len(self.dims) < self.emb_dim
 
 
 def compare_spec(
     comparison: OrderComparison, *, lecture: bool = False, canvas: Canvas = UNKNOWN
 ) -> FigureSpec:
-    """Eight heatmaps (2 texts x 4 matrices) for a comparison of two reorderings.
+    """The figure of :func:`compare_chart`, without its decisions."""
+    return compare_chart(comparison, lecture=lecture, canvas=canvas).spec
+
+
+def compare_chart(
+    comparison: OrderComparison, *, lecture: bool = False, canvas: Canvas = UNKNOWN
+) -> Drawn[CompareDecisions]:
+    """Eight heatmaps (2 texts x 4 matrices) for a comparison of two reorderings, and what
+    the figure decided (:class:`CompareDecisions`).
 
     ``canvas``: the room the chart has on the page; when a panel of the 4 x 2 grid would be
-    narrower than its title, the matrices are stacked (:class:`_StackedGrid`). ``Canvas()``:
-    the grid, as always. Raises ``ValueError`` if ``comparison`` is not a reordering (nothing
-    to draw).
+    narrower than its title, the matrices are stacked (:class:`_StackedGrid`) and the figure
+    is as tall as they need. ``Canvas()``: the grid, as always. Raises ``ValueError`` if
+    ``comparison`` is not a reordering (nothing to draw).
+
+    >>> from posviz.view import book_attention
+    >>> from posviz.compare import compare_order
+    >>> from posviz.embeddings import SeededEmbeddings
+    >>> from posviz.tokenizer import encode
+    >>> comparison = compare_order(SeededEmbeddings.create(seed=1, emb_dim=8),
+    ...     encode("The dog bites the man"), encode("The man bites the dog"),
+    ...     context_length=8, scheme="learned", weights=book_attention(8))
+    >>> drawn = compare_chart(comparison)
+    >>> drawn.decisions.labels_b, drawn.decisions.verdicts[2]
+    (('The', '␣man', '␣bites', '␣the', '␣dog'), 'same rows, reordered')
     """
     a, b = comparison.a, comparison.b
     without, positioned = comparison.without_positions, comparison.with_positions
@@ -102,11 +145,13 @@ def compare_spec(
         _verdict(positioned.permuted) + mask,
     ]
     labels = (row_labels(a.token_texts), row_labels(b.token_texts))
+    names = (token_names(a), token_names(b))
+    tick_texts = (row_labels(names[0]), row_labels(names[1]))
     n = len(a.token_ids)
     font_size = round((22 if lecture else 14) * canvas.type_scale)
     gap, row_gap = 0.03, 0.12
     width, height = (1 - 3 * gap) / 4, (1 - row_gap) / 2
-    stacked = _stacks(canvas, [c[0] for c in columns], labels, font_size, width)
+    stacked = _stacks(canvas, [c[0] for c in columns], tick_texts, font_size, width)
     grid = _StackedGrid(n, font_size) if stacked else None
     traces: list[dict[str, object]] = [{} for _ in range(8)]  # row by row: first text, second
     layout: dict[str, object] = {
@@ -173,7 +218,7 @@ def compare_spec(
             }
             labelled = column == 0 or grid is not None  # stacked: every panel has its rows
             layout[f"yaxis{suffix}"] = {
-                **_position_axis(labels[row], font_size=font_size - 2),
+                **_position_axis(labels[row], tick_texts[row], font_size=font_size - 2),
                 "domain": y_domain,
                 "anchor": f"x{suffix}",
                 "showticklabels": labelled,
@@ -193,7 +238,18 @@ def compare_spec(
                 font_size=font_size,
             )
         )
-    return FigureSpec(traces, layout)
+    decisions = CompareDecisions(
+        token_ids_a=a.token_ids,
+        token_ids_b=b.token_ids,
+        labels_a=names[0],
+        labels_b=names[1],
+        dims=_dims_shown(n, int(a.token_embeddings.shape[1])),
+        emb_dim=int(a.token_embeddings.shape[1]),
+        verdicts=tuple(verdicts),
+        stacked=stacked,
+        fills=lecture and not stacked,
+    )
+    return Drawn(FigureSpec(traces, layout), decisions)
 
 
 def _stacks(
@@ -214,7 +270,7 @@ def _stacks(
     return plot * width < widest + 12
 
 
-compare_figure = as_figure(compare_spec)
+compare_figure = as_figure(compare_spec)  # compare_chart(...).spec.figure()
 
 
 class _StackedGrid:
