@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import sys
 import time
@@ -109,7 +110,7 @@ _ARM = """
 # After a key press (or a page load: since = 0): the first finished, shown Plotly call of the
 # chart with new data in three panels, once nothing more was drawn or received for QUIET_MS.
 # (The floor app's chart has no key: its calls count as the chart's.)
-_DONE = """
+_DONE = r"""
 ([since, quiet, chart]) => {
   const B = window.__bench;
   const start = since ? B.key : 0;
@@ -122,7 +123,7 @@ _DONE = """
   if (performance.now() - last < quiet) return false;
   const clean = ({name, t0, t1, t2, t3, shown}) => ({name, t0, t1, t2, t3, shown});
   const resources = performance.getEntriesByType('resource')
-    .filter(r => r.name.includes('/static/') || r.name.includes('plotly.min.js'))
+    .filter(r => r.name.includes('/static/') || /plotly[-\w]*\.min\.js/.test(r.name))
     .map(r => ({name: r.name.split('/').pop(), start: r.startTime, end: r.responseEnd,
                 bytes: r.transferSize, size: r.decodedBodySize}));
   return {key: start, sent: B.sent, msgs: B.msgs.slice(), calls: calls.map(clean),
@@ -163,7 +164,7 @@ def _phases(record: dict[str, Any], *, load: bool = False) -> dict[str, Any]:
             named = ("to_request", "server", "msg_to_plotly", "draws_before", "first_draw")
             out["waits"] = out["s"] - out["to_frame"] - sum(out[name] for name in named)
     else:
-        plotly_js = next((r for r in record["resources"] if "plotly.min.js" in r["name"]), None)
+        plotly_js = next((r for r in record["resources"] if _is_plotly_js(r["name"])), None)
         index = next((r for r in record["resources"] if r["name"].startswith("index")), None)
         first_msg = msgs[0]["t"] if msgs else None
         out |= {
@@ -176,6 +177,16 @@ def _phases(record: dict[str, Any], *, load: bool = False) -> dict[str, Any]:
             "first_plotly_call": first_call["t0"] / 1000,
         }
     return out
+
+
+def _is_plotly_js(name: str) -> bool:
+    """Whether ``name`` (a URL, or its last part) is one of plotly.js's builds: the plotly
+    package's ``plotly.min.js`` or a partial bundle (``plotly-cartesian.min.js``...).
+
+    >>> _is_plotly_js("plotly-cartesian.min.js?v=4.1.1"), _is_plotly_js("index.Bx1.js")
+    (True, False)
+    """
+    return re.search(r"plotly[-\w]*\.min\.js", name) is not None
 
 
 def _server_cpu(pid: int) -> float:
@@ -204,7 +215,7 @@ def _bucket(url: str, name: str) -> str:
         }.get(name, "idle")
     if "st-bidi-posviz_chart" in url:
         return "posviz chart component (decode, measure, theme)"
-    if url.startswith("blob:") or "plotly.min.js" in url:
+    if url.startswith("blob:") or _is_plotly_js(url):
         return "plotly.js (react: defaults, heatmaps, axes, text)"
     if "protobuf" in url:
         return "Streamlit: protobuf decode"

@@ -89,7 +89,7 @@ def main() -> None:
                 )
                 middle = time.process_time()
                 spec = compare_spec(comparison)
-                size = len(chart_payload(spec, canvas=UNKNOWN, fill=False, plotly_path="p.js"))
+                size = len(chart_payload(spec, canvas=UNKNOWN, fill=False))
                 end = time.process_time()
                 compare_ms.append((middle - start) * 1e3)
                 figure_ms.append((end - middle) * 1e3)

@@ -84,7 +84,7 @@ def figure_bytes(view: str, settings: Settings, tables: object, init: object, me
         spec = geometry_spec(build_geometry(shown, **kwargs))  # type: ignore[arg-type]
     else:
         spec = distance_spec(build_distance(shown, **kwargs))  # type: ignore[arg-type]
-    return len(chart_payload(spec, canvas=UNKNOWN, fill=False, plotly_path="plotly.min.js"))
+    return len(chart_payload(spec, canvas=UNKNOWN, fill=False))
 
 
 def measure(

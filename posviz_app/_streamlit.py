@@ -71,6 +71,7 @@ __all__ = [
     "check",
     "coalesce_widget_states",
     "disable_ip_lookups",
+    "folder_route",
     "get_logger",
     "install_backmsg_handler",
     "original_handle_backmsg",
@@ -287,6 +288,15 @@ def get_logger(name: str) -> logging.Logger:
     return streamlit_logger(name)
 
 
+def folder_route(name: str) -> str:
+    """The URL path, relative to the page, that :func:`serve_folder` serves ``name`` at.
+
+    >>> folder_route("plotly_js")
+    'component/posviz_app._streamlit.plotly_js'
+    """
+    return f"component/{__name__}.{name}"
+
+
 def serve_folder(name: str, folder: str) -> str:
     """Serve the files of ``folder`` from the running server; their URL path, relative to the
     page (which Streamlit serves at the root of its routes, also behind a path prefix).
@@ -301,8 +311,14 @@ def serve_folder(name: str, folder: str) -> str:
     >>> serve_folder("plotly", "/nowhere")  # no script run here: nothing registered
     'component/posviz_app._streamlit.plotly'
     """
-    route = declare_component(name, path=folder)
-    return f"component/{route.name}"
+    route = f"component/{declare_component(name, path=folder).name}"
+    if route != folder_route(name):
+        raise StreamlitChanged(
+            f"registered the folder {folder} as {route}",
+            needed_by=_FILE_ROUTE,
+            needs=f"declare_component to name it after its caller's module: {folder_route(name)}",
+        )
+    return route
 
 
 check()

@@ -1,6 +1,8 @@
 // posviz's chart component (st.components.v2, inline, no build step): one Plotly graph per
 // chart key that lives across reruns and changes with Plotly.react. posviz_app/chart.py sends
-// the payload (its format is described there) and reads back the size reported here.
+// the payload (its format is described there) and reads back the size reported here; its
+// start_plotly_early mounts this module once more (as posviz_plotly) with {preload: [...]}:
+// the plotly.js builds to load before any chart asks.
 //
 // Streamlit calls the default export at mount and again with every new payload, with the same
 // parentElement; the chart kept for that element is updated, never rebuilt. Only the cleanup
@@ -12,7 +14,9 @@ const FIRST_DRAW_WAIT_MS = 1500; // at most this long for a figure laid out for 
 const REPORTS_PER_SIZE = 2;
 
 const charts = new WeakMap(); // parentElement -> Chart
-let plotly = null; // the promise of window.Plotly: plotly.js is loaded once per page
+// The plotly.js builds loaded in this page, by name (a promise of each one's Plotly), shared by
+// every instance of this module (the charts' and the early loader's): each loads once.
+const builds = (globalThis.__posvizPlotly ??= { loads: new Map(), evaluated: Promise.resolve() });
 
 // The page's own URL is where Streamlit serves its routes (also behind a path prefix).
 function pageBase() {
@@ -30,31 +34,38 @@ function addScript(src) {
   });
 }
 
-// plotly.js as the plotly package ships it, from Streamlit's component file route. Its URL
+// A plotly.js build ({name, path, version}) from Streamlit's component file route. Its URL
 // carries plotly.js's version, so any copy the browser's HTTP cache holds is the right one:
 // "force-cache" takes it without asking the server (whose "Cache-Control: public" has no
-// max-age, so a plain <script src> would download 4.8 MB again on every page load).
+// max-age, so a plain <script src> would download it again on every page load). Builds are
+// fetched at once but evaluated one at a time: each sets window.Plotly, taken as it loads.
 function loadPlotly(source) {
-  if (!plotly) {
+  let load = builds.loads.get(source.name);
+  if (!load) {
     const url = new URL(source.path, pageBase()).href;
-    plotly = fetch(url, { cache: "force-cache" })
-      .then((response) => {
-        if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-        return response.blob();
-      })
+    const fetched = fetch(url, { cache: "force-cache" }).then((response) => {
+      if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+      return response.blob();
+    });
+    load = builds.evaluated
+      .catch(() => {})
+      .then(() => fetched)
       .then((blob) => addScript(URL.createObjectURL(blob)))
       .catch(() => addScript(url)) // a page whose policy refuses blob: scripts
       .then(() => {
-        if (window.Plotly.version !== source.version) {
-          console.warn(`posviz: plotly.js ${window.Plotly.version}, expected ${source.version}`);
+        const Plotly = window.Plotly;
+        if (Plotly.version !== source.version) {
+          console.warn(`posviz: plotly.js ${Plotly.version}, expected ${source.version}`);
         }
-        return window.Plotly;
+        return Plotly;
       });
-    plotly.catch(() => {
-      plotly = null; // the next payload tries again
+    builds.evaluated = load;
+    builds.loads.set(source.name, load);
+    load.catch(() => {
+      builds.loads.delete(source.name); // the next payload tries again
     });
   }
-  return plotly;
+  return load;
 }
 
 // The payload: magic, JSON length, JSON header, then the 8-byte aligned buffers. Each array
@@ -133,6 +144,8 @@ class Chart {
     this.payload = null; // the newest figure
     this.drawing = null; // the one drawn or being drawn
     this.drawn = false;
+    this.Plotly = null; // the build that drew the graph, and its name
+    this.build = "";
     this.reported = ""; // the size last reported, and how many times in a row
     this.reports = 0;
     this.resizeTimer = 0;
@@ -147,8 +160,13 @@ class Chart {
   update(payload, setStateValue) {
     this.payload = payload;
     this.setStateValue = setStateValue;
-    loadPlotly(payload.plotly).catch((error) => this.fail(error));
+    if (!this.keeps(payload)) loadPlotly(payload.plotly).catch((error) => this.fail(error));
     this.settle();
+  }
+
+  // Whether the build that drew the graph draws this payload's figure too.
+  keeps(payload) {
+    return this.Plotly !== null && payload.plotly.covers.includes(this.build);
   }
 
   // Report the size if the figure was laid out for another, and draw the newest figure. The
@@ -190,7 +208,7 @@ class Chart {
       const measured = measure(this.parent);
       const layout = this.graph._fullLayout;
       if (measured && this.drawn && layout && layout.width !== measured.width) {
-        window.Plotly.relayout(this.graph, { width: measured.width }); // until the new layout
+        this.Plotly.relayout(this.graph, { width: measured.width }); // until the new layout
       }
       this.settle();
     }, this.drawn ? RESIZE_DEBOUNCE_MS : 0);
@@ -200,7 +218,8 @@ class Chart {
     clearTimeout(this.waitTimer);
     this.waitTimer = 0;
     this.drawing = payload;
-    loadPlotly(payload.plotly)
+    const plotly = this.keeps(payload) ? Promise.resolve(this.Plotly) : loadPlotly(payload.plotly);
+    plotly
       .then((Plotly) => {
         const measured = measure(this.parent);
         if (payload !== this.payload || !measured) { // a newer one came, or it was hidden
@@ -216,8 +235,14 @@ class Chart {
         }
         this.graph.style.height = `${layout.height}px`;
         applyTheme(layout, this.parent);
+        if (this.Plotly !== Plotly) { // another build draws it: the old one lets go of it
+          if (this.Plotly) this.Plotly.purge(this.graph);
+          this.Plotly = Plotly;
+          this.build = payload.plotly.name;
+        }
         Plotly.react(this.graph, data, layout, payload.config);
         this.graph.dataset.fits = String(ready);
+        this.graph.dataset.plotly = this.build; // which build drew it
         this.drawn = true;
       })
       .catch((error) => this.fail(error));
@@ -233,7 +258,7 @@ class Chart {
     window.removeEventListener("resize", this.onWindowResize);
     clearTimeout(this.resizeTimer);
     clearTimeout(this.waitTimer);
-    if (window.Plotly) window.Plotly.purge(this.graph);
+    if (this.Plotly) this.Plotly.purge(this.graph);
     this.graph.remove();
     charts.delete(this.parent);
   }
@@ -241,6 +266,12 @@ class Chart {
 
 export default function (component) {
   const { data, parentElement, setStateValue } = component;
+  if (data && data.preload) { // start_plotly_early's: load the builds now, draw nothing
+    for (const source of data.preload) {
+      loadPlotly(source).catch((error) => console.warn("posviz: plotly.js", error));
+    }
+    return undefined;
+  }
   let chart = charts.get(parentElement);
   if (!chart) {
     chart = new Chart(parentElement);

@@ -23,13 +23,24 @@ head). In the browser the component
 * maps Streamlit's theme colours onto what the figure leaves unset (the font stays Plotly's:
   posviz's layout is measured for it).
 
-plotly.js is the one the ``plotly`` package ships (``plotly/package_data/plotly.min.js``). It
-is served by Streamlit's file route for custom components (``/component/<name>/<file>``):
-:func:`posviz_app._streamlit.serve_folder` registers that folder with it (Streamlit's first
-component API, ``declare_component`` with ``path``, used for nothing else). This works for
-``streamlit run app.py`` in a checkout (Community Cloud) and for an installed posviz alike,
-with no manifest and no vendored copy. The page fetches it once, with a URL that carries
-plotly.js's version; its HTTP cache then serves later page loads (see ``chart.js``).
+plotly.js comes in three builds (:data:`BUILDS`), each loaded by the page once, when a figure
+first needs it: the cartesian partial bundle (heatmaps, lines: every view but Geometry), the
+gl3d one (Geometry's 3-D scatter), both vendored in ``posviz_app/plotly_js/`` at the version
+of plotly.js the ``plotly`` package ships, and, for a trace type neither draws, the full
+plotly.min.js of the ``plotly`` package. Each payload names the smallest build that draws its
+figure and every build that can; a chart keeps the build that drew it while that one can draw
+the new figure, and is otherwise purged by it and drawn anew by the one named (``chart.js``).
+:func:`start_plotly_early`, called at the top of every run, starts the page's first build
+loading before the main area renders.
+
+The builds are served by Streamlit's file route for custom components
+(``/component/<name>/<file>``, gzip-compressed), which
+:func:`posviz_app._streamlit.serve_folder` registers the two folders with once per session.
+This works for ``streamlit run app.py`` in a checkout (Community Cloud), for an installed
+posviz (``posviz app``) and behind a path prefix alike (``server.enableStaticServing`` stays
+off: it would serve the folder beside the main script, which is another one in each case).
+The page fetches each build once, with a URL that carries plotly.js's version; its HTTP cache
+then serves later page loads (see ``chart.js``).
 
 The payload (``data`` of the component, bytes)::
 
@@ -46,7 +57,10 @@ The payload (``data`` of the component, bytes)::
               "canvas": {...} | None,  # the size the figure was laid out for
               "fill": bool,          # the figure's height follows the window's
               "fill_room": {"gap": px, "min": px},  # ... down to the window's bottom less gap
-              "plotly": {"path": "component/.../plotly.min.js?v=4.1.1", "version": "4.1.1"},
+              "plotly": {"name": "cartesian",  # the build to draw with (BUILDS)
+                         "path": "component/.../plotly-cartesian.min.js?v=4.1.1",
+                         "version": "4.1.1",
+                         "covers": ["cartesian", "full"]},  # every build that can draw it
               "buffers": [[offset, nbytes], ...]}  # offsets from the buffers' start
 
 Every numpy array plotly.py would send as a typed array (its ``to_typed_array_spec`` rules:
@@ -100,11 +114,12 @@ MAGIC: Final = b"PVZ1"
 CHART_JS: Final = resources.files("posviz_app").joinpath("chart.js").read_text(encoding="utf-8")
 PLOTLY_JS_VERSION: Final = plotly.offline.get_plotlyjs_version()
 PLOTLY_DIR: Final = str(resources.files("plotly").joinpath("package_data"))
+VENDORED_DIR: Final = str(resources.files("posviz_app").joinpath("plotly_js"))
 MIN_REPORTED_WIDTH: Final = 200  # px: a 320-px phone's page is wider
 # Session state: the last Canvas reported by chart key, by "key@place", and under "" by any.
 _CANVASES: Final = "_posviz_canvases"
 _ANY: Final = ""
-_ROUTE: Final = "_posviz_plotly_route"  # session state: plotly.js's folder's URL path
+_SERVED: Final = "_posviz_plotly_served"  # session state: plotly.js's folders registered
 # plotly.py's typed arrays (_plotly_utils.utils): the dtypes plotly.js reads, keys it skips.
 _DTYPES: Final = {
     "int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2",
@@ -112,8 +127,92 @@ _DTYPES: Final = {
 }  # fmt: skip
 _SKIPPED_KEYS: Final = frozenset({"geojson", "layer", "layers", "range"})
 
+
+@dataclass(frozen=True)
+class PlotlyBuild:
+    """A build of plotly.js the page can load: its name (the page loads each once), the
+    folder it is served from and the name it is served as
+    (:func:`~posviz_app._streamlit.serve_folder`), its file and the trace types it draws
+    (``None``: every one)."""
+
+    name: str
+    served_as: str
+    folder: str
+    file: str
+    traces: frozenset[str] | None
+
+    @property
+    def path(self) -> str:
+        """Its URL path, relative to the page; with plotly.js's version, for the HTTP cache.
+
+        >>> CARTESIAN.path
+        'component/posviz_app._streamlit.plotly_js/plotly-cartesian.min.js?v=4.1.1'
+        """
+        return f"{_streamlit.folder_route(self.served_as)}/{self.file}?v={PLOTLY_JS_VERSION}"
+
+    def draws(self, traces: set[str]) -> bool:
+        """Whether it draws every trace type in ``traces``.
+
+        >>> CARTESIAN.draws({"heatmap", "scatter"}), GL3D.draws({"heatmap", "scatter3d"})
+        (True, False)
+        """
+        return self.traces is None or traces <= self.traces
+
+    def source(self) -> dict[str, str]:
+        """What the page needs to load it."""
+        return {"name": self.name, "path": self.path, "version": PLOTLY_JS_VERSION}
+
+
+# The trace types of each partial bundle: the names its code registers (tests/test_chart.py
+# reads them from the files).
+CARTESIAN: Final = PlotlyBuild(
+    "cartesian", "plotly_js", VENDORED_DIR, "plotly-cartesian.min.js",
+    frozenset({"bar", "box", "contour", "heatmap", "histogram", "histogram2d",
+               "histogram2dcontour", "image", "pie", "scatter", "scatterternary", "violin"}),
+)  # fmt: skip
+GL3D: Final = PlotlyBuild(
+    "gl3d", "plotly_js", VENDORED_DIR, "plotly-gl3d.min.js",
+    frozenset({"cone", "isosurface", "mesh3d", "scatter", "scatter3d", "streamtube",
+               "surface", "volume"}),
+)  # fmt: skip
+FULL: Final = PlotlyBuild("full", "plotly", PLOTLY_DIR, "plotly.min.js", None)
+BUILDS: Final = (CARTESIAN, GL3D, FULL)  # smallest first (1.5, 1.8 and 4.8 MB)
+
+
+def builds_for(data: list[dict[str, Any]]) -> list[PlotlyBuild]:
+    """The builds that draw every trace of ``data`` (a figure's traces), smallest first.
+
+    >>> [b.name for b in builds_for([{"type": "heatmap"}, {"y": [1, 2]}])]
+    ['cartesian', 'full']
+    >>> [b.name for b in builds_for([{"type": "scatter3d"}, {"type": "sankey"}])]
+    ['full']
+    """
+    traces = {str(trace.get("type") or "scatter") for trace in data}  # Plotly's default
+    return [build for build in BUILDS if build.draws(traces)]
+
+
 COMPONENT_NAME: Final = "posviz_chart"
 _component = st.components.v2.component(COMPONENT_NAME, js=CHART_JS, isolate_styles=False)
+# start_plotly_early's: the same module (so the same loads), under a name charts never have.
+LOADER_NAME: Final = "posviz_plotly"
+_loader = st.components.v2.component(LOADER_NAME, js=CHART_JS, isolate_styles=False)
+# Style only (st.html puts it in no room of the page): the loader draws nothing.
+_HIDE_LOADER: Final = "<style>.st-key-posviz_plotly { display: none; }</style>"
+
+
+def start_plotly_early(*, three_d: bool = False) -> None:
+    """Start loading plotly.js now: call it at the very top of every run, before anything
+    else is drawn (a no-op for the page's later runs).
+
+    The chart component asks for plotly.js when it first gets a figure, which comes as the
+    main area renders; this mounts the component's code first, hidden, and has it fetch and
+    evaluate the cartesian build (``three_d``: the gl3d one, for a page that opens on
+    Geometry) while the rest of the page renders and the view is computed.
+    """
+    _serve_plotly()
+    st.html(_HIDE_LOADER)
+    build = GL3D if three_d else CARTESIAN
+    _loader(key=LOADER_NAME, data={"preload": [build.source()]})
 
 
 def show_chart(figure: FigureSource, *, key: str, fill: bool = False, place: str = "") -> None:
@@ -127,9 +226,10 @@ def show_chart(figure: FigureSource, *, key: str, fill: bool = False, place: str
     """
     canvas = chart_canvas(key, place=place)
     built = figure(canvas) if callable(figure) else figure
+    _serve_plotly()
     _component(
         key=key,
-        data=chart_payload(built, canvas=canvas, fill=fill, plotly_path=_plotly_path()),
+        data=chart_payload(built, canvas=canvas, fill=fill),
         on_size_change=partial(_remember_canvas, key, place),
     )
 
@@ -178,15 +278,13 @@ def _remember_canvas(key: str, place: str) -> None:
         canvases[f"{key}@{place}"] = canvases[key] = canvases[_ANY] = canvas
 
 
-def _plotly_path() -> str:
-    """plotly.min.js's URL path, relative to the page: the ``plotly`` package's folder, served
-    by Streamlit's file route for custom components (:func:`~posviz_app._streamlit.serve_folder`),
-    registered in each session's first run (the registry is the runtime's, and registering in
-    every run cost about 1 ms of it)."""
-    route = st.session_state.get(_ROUTE)
-    if not isinstance(route, str):
-        route = st.session_state[_ROUTE] = _streamlit.serve_folder("plotly", PLOTLY_DIR)
-    return f"{route}/plotly.min.js?v={PLOTLY_JS_VERSION}"
+def _serve_plotly() -> None:
+    """Register the builds' folders with Streamlit's file route, in each session's first run
+    (the registry is the runtime's; registering in every run cost about 1 ms of each)."""
+    if st.session_state.get(_SERVED) is not True:
+        for served_as, folder in sorted({(b.served_as, b.folder) for b in BUILDS}):
+            _streamlit.serve_folder(served_as, folder)
+        st.session_state[_SERVED] = True
 
 
 @cache
@@ -195,13 +293,15 @@ def _template_json(name: str) -> bytes:
     return str(plotly.io.json.to_json_plotly(plotly.io.templates[name], engine="json")).encode()
 
 
-def chart_payload(figure: Drawable, *, canvas: Canvas, fill: bool, plotly_path: str) -> bytes:
+def chart_payload(figure: Drawable, *, canvas: Canvas, fill: bool) -> bytes:
     """The bytes the component gets for ``figure`` (the format is in the module docstring).
 
     >>> payload = chart_payload(go.Figure(go.Heatmap(z=np.eye(2, dtype=np.float32))),
-    ...                         canvas=Canvas(), fill=False, plotly_path="plotly.min.js")
+    ...                         canvas=Canvas(), fill=False)
     >>> payload[:4], decode_payload(payload).figure["data"][0]["z"].tolist()
     (b'PVZ1', [[1.0, 0.0], [0.0, 1.0]])
+    >>> decode_payload(payload).plotly_build
+    'cartesian'
     """
     buffers = _Buffers()
     plain = figure.plotly_json() if isinstance(figure, FigureSpec) else plotly_json(figure)
@@ -214,13 +314,14 @@ def chart_payload(figure: Drawable, *, canvas: Canvas, fill: bool, plotly_path: 
         "layout": buffers.split(layout),
     }
     table, blob = buffers.written()
+    builds = builds_for(plain["data"])
     header = {
         "figure": figure_json,
         "config": CHART_CONFIG,
         "canvas": asdict(canvas) if canvas.measured else None,
         "fill": fill,
         "fill_room": {"gap": CHART_BOTTOM_GAP, "min": MIN_FILL_HEIGHT},
-        "plotly": {"path": plotly_path, "version": PLOTLY_JS_VERSION},
+        "plotly": builds[0].source() | {"covers": [build.name for build in builds]},
         "buffers": table,
     }
     return _packed(header, blob, template=shared)
@@ -318,6 +419,7 @@ class ChartPayload:
     config: dict[str, Any]
     canvas: Canvas
     fill: bool
+    plotly_build: str  # the build the page draws it with (a name in BUILDS)
     plotly_path: str
 
 
@@ -354,5 +456,6 @@ def decode_payload(payload: bytes) -> ChartPayload:
         config=header["config"],
         canvas=canvas,
         fill=bool(header["fill"]),
+        plotly_build=header["plotly"]["name"],
         plotly_path=header["plotly"]["path"],
     )

@@ -97,7 +97,7 @@ from posviz.token_text import for_markdown, readable
 from posviz.tokenizer import TokenizerDataError, token_labels, token_texts
 from posviz.view import TablesFor, View, batch_for, book_attention, build_view, build_word_order
 from posviz_app import runtime
-from posviz_app.chart import chart_canvas, show_chart
+from posviz_app.chart import chart_canvas, show_chart, start_plotly_early
 
 CUSTOM = "Your own text"
 WORD_ORDER = "Word order"  # the compare tab
@@ -1082,6 +1082,7 @@ def open_tab() -> str:
 
 def main() -> None:
     """The page, top to bottom."""
+    start_plotly_early()  # first: the page fetches plotly.js while the rest is drawn
     link_run = _LINK_READ not in st.session_state  # the first run reads the link
     notices = init_state()
     lecture = bool(st.session_state.get("lecture"))

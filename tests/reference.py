@@ -104,6 +104,7 @@ __all__ = [
     "apply_rope",
     "book_attention",
     "book_causal_attention",
+    "book_head_attention",
     "book_layers",
     "book_multi_head",
     "book_rope",
@@ -724,3 +725,56 @@ def t5_relative_attention_bias(seed: int, num_heads: int) -> torch.Tensor:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return torch.nn.Embedding(32, num_heads).weight.detach()
+
+
+def book_head_attention(
+    scheme: str,
+    *,
+    seed: int,
+    emb_dim: int,
+    context_length: int,
+    token_ids: Sequence[int],
+    num_heads: int,
+    head: int,
+    start: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Head ``head``'s scaled scores and attention weights (``[n, n]`` float64, causal) for the
+    window at positions ``start … start+n−1``, the book's way: ``MultiHeadAttention.forward``'s
+    steps up to its ``attn_weights`` (the W_query / W_key projections, ``view`` and
+    ``transpose`` into heads, the causal mask of its buffer, ``softmax(… / head_dim**0.5)``),
+    with the positions of ``scheme``: the learned table's rows or the sinusoidal encoding added
+    to the token rows (float32, as §2.8); RoPE by llama3.py's ``compute_rope_params`` /
+    ``apply_rope`` on the queries and keys; ALiBi's ``-m·(i − j)`` or T5's
+    ``E[bucket(j − i)]`` added to the scaled scores. Raises ``IndexError`` (torch's own) for
+    learned rows past the table."""
+    token_layer, pos_layer = book_layers(seed, emb_dim, context_length)
+    n = len(token_ids)
+    positions = torch.arange(start, start + n)
+    with torch.no_grad():
+        x = token_layer(torch.tensor(list(token_ids)))  # [n, d] float32
+        if scheme == "learned":
+            x = x + pos_layer(positions)
+        elif scheme == "sinusoidal":
+            x = x + sinusoidal(start + n, emb_dim)[start:]
+        module = book_multi_head(emb_dim, num_heads, context_length=start + n)
+        x = x.double()[None]  # [1, n, d]
+        b, num_tokens, _d_in = x.shape
+        keys = module.W_key(x).view(b, num_tokens, module.num_heads, module.head_dim)
+        queries = module.W_query(x).view(b, num_tokens, module.num_heads, module.head_dim)
+        keys, queries = keys.transpose(1, 2), queries.transpose(1, 2)  # [1, H, n, dh]
+        if scheme == "rope":
+            cos, sin = compute_rope_params(module.head_dim, context_length=start + n)
+            keys = apply_rope(keys, cos[start:], sin[start:])
+            queries = apply_rope(queries, cos[start:], sin[start:])
+        attn_scores = queries @ keys.transpose(2, 3) / keys.shape[-1] ** 0.5  # [1, H, n, n]
+        relative = positions[None, :] - positions[:, None]  # j - i
+        if scheme == "alibi":
+            slopes = torch.tensor(get_slopes(num_heads), dtype=torch.float64)
+            attn_scores = attn_scores + slopes[:, None, None] * (-relative.abs()).double()
+        elif scheme == "t5":
+            table = t5_relative_attention_bias(seed, num_heads).double()  # [32, H]
+            buckets = relative_position_bucket(relative, bidirectional=False)
+            attn_scores = attn_scores + table[buckets].permute(2, 0, 1)
+        mask_bool = module.mask.bool()[:num_tokens, :num_tokens]
+        attn_weights = torch.softmax(attn_scores.masked_fill(mask_bool, -torch.inf), dim=-1)
+    return attn_scores[0, head], attn_weights[0, head]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import struct
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -18,6 +19,7 @@ import numpy as np
 import plotly
 import plotly.graph_objects as go
 import plotly.io as pio
+import plotly.offline
 import pytest
 import streamlit
 from charts import decode_chart, report_size, sent_charts, sent_figures
@@ -36,21 +38,26 @@ from posviz.plots.heatmaps import embeddings_figure, embeddings_spec, similarity
 from posviz.plots.word_order import compare_spec
 from posviz.view import View, build_view, build_word_order
 from posviz_app.chart import (
+    CARTESIAN,
     CHART_CONFIG,
     COMPONENT_NAME,
-    PLOTLY_DIR,
+    FULL,
+    GL3D,
+    LOADER_NAME,
     PLOTLY_JS_VERSION,
+    VENDORED_DIR,
     canvas_from_report,
     chart_payload,
     decode_payload,
 )
 
 AppFactory = Callable[..., AppTest]
+VERSION = PLOTLY_JS_VERSION
 STATIC = Path(streamlit.__file__).parent / "static" / "static" / "js"
 
 
 def _payload(figure: go.Figure, canvas: Canvas = UNKNOWN, fill: bool = False) -> bytes:
-    return chart_payload(figure, canvas=canvas, fill=fill, plotly_path="p/plotly.min.js")
+    return chart_payload(figure, canvas=canvas, fill=fill)
 
 
 def _default_figure() -> go.Figure:
@@ -147,9 +154,12 @@ def test_the_first_run_uses_a_size_not_known_yet(app_test: AppFactory) -> None:
     at = app_test()
     (chart,) = sent_charts(at).values()
     assert chart["canvas"] is None and chart["fill"] is False
-    path = chart["plotly"]["path"]
-    assert re.fullmatch(r"component/posviz_app\._streamlit\.plotly/plotly\.min\.js\?v=[\d.]+", path)
-    assert chart["plotly"]["version"] == PLOTLY_JS_VERSION
+    assert chart["plotly"] == {
+        "name": "cartesian",
+        "path": f"component/posviz_app._streamlit.plotly_js/plotly-cartesian.min.js?v={VERSION}",
+        "version": VERSION,
+        "covers": ["cartesian", "full"],
+    }
 
 
 def test_a_reported_width_lays_the_next_figure_out_for_it(app_test: AppFactory) -> None:
@@ -208,14 +218,32 @@ def test_streamlits_frontend_gives_the_component_bytes_its_element_and_set_state
         )
 
 
-def test_plotly_ships_the_plotly_js_posviz_serves() -> None:
-    path = Path(PLOTLY_DIR) / "plotly.min.js"
-    head = path.read_text(encoding="utf-8")[:200]
-    assert f"plotly.js v{PLOTLY_JS_VERSION}" in head
+def _registered_traces(code: str) -> set[str]:
+    """The trace types a plotly.js build registers (each trace module's ``moduleType``)."""
+    return set(re.findall(r'moduleType:"trace",name:"(\w+)"', code))
+
+
+def test_every_build_is_the_plotly_js_of_the_plotly_package() -> None:
+    """The vendored partial bundles are plotly.js at the version the ``plotly`` package ships
+    (a new plotly without new bundles fails here), with plotly.js's licence beside them."""
     assert plotly.__version__ == "7.1.0", "a new plotly: check chart.js's typed arrays in Chromium"
-    # plotly.js reads typed arrays whose bdata is an ArrayBuffer (chart.js sends them so).
-    code = path.read_text(encoding="utf-8")
-    assert "decodeTypedArraySpec" in code and "constructor===ArrayBuffer" in code
+    version = plotly.offline.get_plotlyjs_version()  # what the plotly package ships
+    assert version == PLOTLY_JS_VERSION
+    for build, title in [(CARTESIAN, "cartesian - minified"), (GL3D, "gl3d - minified"),
+                         (FULL, "")]:  # fmt: skip
+        code = (Path(build.folder) / build.file).read_text(encoding="utf-8")
+        name = f"plotly.js ({title}) v{version}" if title else f"plotly.js v{version}"
+        assert name in code[:200], (build.file, code[:200])
+        # plotly.js reads typed arrays whose bdata is an ArrayBuffer (chart.js sends them so).
+        assert "decodeTypedArraySpec" in code and "constructor===ArrayBuffer" in code
+        registered = _registered_traces(code)
+        assert build.traces is None or build.traces == registered, (build.name, registered)
+        assert {"heatmap", "scatter3d"} <= registered or build is not FULL
+    licence = (Path(VENDORED_DIR) / "LICENSE").read_text(encoding="utf-8")
+    assert licence.startswith("MIT License") and "Plotly" in licence
+    readme = (Path(VENDORED_DIR) / "README.md").read_text(encoding="utf-8")
+    assert f"plotly.js-cartesian-dist-min@{version}" in readme
+    assert f"plotly.js-gl3d-dist-min@{version}" in readme
 
 
 def test_the_component_is_registered_under_the_name_the_tests_read() -> None:
@@ -248,6 +276,12 @@ SPECS: dict[str, Callable[[], FigureSpec]] = {  # every figure builder, as the p
 }
 
 
+def _buffers(payload: bytes) -> bytes:
+    """The payload's buffers: what follows the header, padded to 8 bytes (the format)."""
+    (length,) = struct.unpack_from("<I", payload, 4)
+    return payload[-(-(8 + length) // 8) * 8 :]
+
+
 @pytest.mark.parametrize("name", SPECS)
 def test_a_spec_sends_what_its_figure_would(name: str) -> None:
     """The page draws the builders' specs (no plotly.py objects); the bytes are those its
@@ -255,15 +289,57 @@ def test_a_spec_sends_what_its_figure_would(name: str) -> None:
     spec = SPECS[name]()
     assert isinstance(spec, FigureSpec), name
     canvas = Canvas(width=900, height=600, window_width=1280, window_height=800)
-    direct = chart_payload(spec, canvas=canvas, fill=False, plotly_path="plotly.min.js")
-    through_plotly = chart_payload(
-        spec.figure(), canvas=canvas, fill=False, plotly_path="plotly.min.js"
-    )
+    direct = chart_payload(spec, canvas=canvas, fill=False)
+    through_plotly = chart_payload(spec.figure(), canvas=canvas, fill=False)
     # The same figure (plotly.py sorts the keys; the arrays are compared as numbers).
     canonical = [
         json.dumps(decode_payload(payload).figure, sort_keys=True, default=np.ndarray.tolist)
         for payload in (direct, through_plotly)
     ]
     assert canonical[0] == canonical[1]
-    assert len(direct) == len(through_plotly)  # the same arrays, as raw bytes in both
+    # The same arrays, as raw bytes in both (perhaps in another order; the JSON headers differ
+    # by a separator or two).
+    assert len(_buffers(direct)) == len(_buffers(through_plotly))
     assert decode_payload(direct).figure["layout"]["template"]["layout"]  # the default look
+
+
+BUILD_OF = {  # the build each figure builder's figure is drawn with: 3-D only for Geometry
+    "embeddings": "cartesian",
+    "embeddings, phone": "cartesian",
+    "embeddings, lecture": "cartesian",
+    "similarity": "cartesian",
+    "word order": "cartesian",
+    "geometry": "gl3d",
+    "distance": "cartesian",
+}
+
+
+@pytest.mark.parametrize("name", SPECS)
+def test_each_figure_names_the_smallest_build_that_draws_it(name: str) -> None:
+    spec = SPECS[name]()
+    header = decode_chart(chart_payload(spec, canvas=UNKNOWN, fill=False))
+    types = {trace.get("type", "scatter") for trace in header["figure"]["data"]}
+    plotly_js = header["plotly"]
+    assert plotly_js["name"] == BUILD_OF[name]
+    drawing = [b for b in (CARTESIAN, GL3D, FULL) if b.traces is None or types <= b.traces]
+    assert plotly_js["covers"] == [b.name for b in drawing] and drawing[-1] is FULL
+    assert plotly_js["path"].split("/")[-1] == f"{drawing[0].file}?v={VERSION}"
+
+
+def test_a_trace_no_partial_bundle_draws_takes_the_full_plotly_js() -> None:
+    figure = go.Figure([go.Heatmap(z=[[1]]), go.Scatter3d(x=[1], y=[1], z=[1])])
+    header = decode_chart(chart_payload(figure, canvas=UNKNOWN, fill=False))
+    assert header["plotly"]["name"] == "full" and header["plotly"]["covers"] == ["full"]
+    assert (
+        header["plotly"]["path"]
+        == f"component/posviz_app._streamlit.plotly/plotly.min.js?v={VERSION}"
+    )
+
+
+def test_the_early_loader_asks_for_the_cartesian_build_first(app_test: AppFactory) -> None:
+    at = app_test()
+    loaders = [e.proto for e in at.get("bidi_component") if e.proto.component_name == LOADER_NAME]
+    assert len(loaders) == 1 and loaders[0].WhichOneof("data") == "json"
+    assert json.loads(loaders[0].json) == {"preload": [CARTESIAN.source()]}
+    first = at.get("bidi_component")[0].proto
+    assert first.component_name == LOADER_NAME, "the loader comes before any chart"

@@ -215,13 +215,16 @@ HTML_SINKS = re.compile(
 # sink allowed.
 STYLE_SINK = "st.html(PAGE_STYLE)"
 PAGE = ROOT / "posviz_app" / "page.py"
-# The chart component (posviz_app/chart.py): its JavaScript is the packaged chart.js, and the
-# first component API (posviz_app/_streamlit.py) only registers plotly's own folder for
+# The chart component (posviz_app/chart.py): its JavaScript is the packaged chart.js (for the
+# charts and for the early loader of plotly.js, hidden by one static style block), and the
+# first component API (posviz_app/_streamlit.py) only registers plotly.js's folders for
 # Streamlit's file route. These lines are allowed as written here;
 # test_the_chart_component_holds_only_static_code checks what they are given.
 CHART = ROOT / "posviz_app" / "chart.py"
 CHART_SINKS = (
     "_component = st.components.v2.component(COMPONENT_NAME, js=CHART_JS, isolate_styles=False)",
+    "_loader = st.components.v2.component(LOADER_NAME, js=CHART_JS, isolate_styles=False)",
+    "st.html(_HIDE_LOADER)",
 )
 INTERNALS = ROOT / "posviz_app" / "_streamlit.py"
 INTERNALS_SINKS = ("from streamlit.components.v1 import declare_component",)
@@ -251,7 +254,8 @@ def test_no_html_sink_in_app_or_core() -> None:
 
 def test_the_chart_component_holds_only_static_code() -> None:
     """The component's code is chart.js, read once from the package; declare_component serves
-    plotly's own folder; chart.js hands the figure to Plotly and writes no HTML."""
+    plotly's own folder and the vendored one; the loader's style block is a literal that only
+    hides it; chart.js hands the figure to Plotly and writes no HTML."""
     source = CHART.read_text(encoding="utf-8")
     assert all(source.count(line) == 1 for line in CHART_SINKS)
     tree = ast.parse(source)
@@ -268,11 +272,18 @@ def test_the_chart_component_holds_only_static_code() -> None:
         ast.unparse(values["PLOTLY_DIR"])
         == "str(resources.files('plotly').joinpath('package_data'))"
     )
-    served = [
-        ast.unparse(node) for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and ast.unparse(node.func) == "_streamlit.serve_folder"
-    ]  # fmt: skip
-    assert served == ["_streamlit.serve_folder('plotly', PLOTLY_DIR)"], served
+    assert (
+        ast.unparse(values["VENDORED_DIR"])
+        == "str(resources.files('posviz_app').joinpath('plotly_js'))"
+    )
+    hide = ast.unparse(values["_HIDE_LOADER"])
+    assert hide == "'<style>.st-key-posviz_plotly { display: none; }</style>'", hide
+    builds = {  # PlotlyBuild(name, folder name, folder, ...): the folders are the two above
+        ast.unparse(node.args[2])
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "PlotlyBuild"
+    }
+    assert builds == {"VENDORED_DIR", "PLOTLY_DIR"}, builds
     internals = ast.parse(INTERNALS.read_text(encoding="utf-8"))
     calls = [
         node for node in ast.walk(internals)

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,7 @@ from reference import book_window, token_ids
 
 from devtools.server import free_port, stop_process, wait_healthy
 from posviz.cli import app_command
+from posviz_app.chart import CARTESIAN, GL3D
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -58,7 +60,9 @@ def test_the_packaged_settings_are_the_repositorys() -> None:
 
 def test_everything_the_app_needs_is_package_data() -> None:
     data = PYPROJECT["tool"]["setuptools"]["package-data"]
-    assert {"streamlit_app.py", ".streamlit/config.toml", "chart.js"} <= set(data["posviz_app"])
+    assert {"streamlit_app.py", ".streamlit/config.toml", "chart.js", "plotly_js/*"} <= set(
+        data["posviz_app"]
+    )
     assert (
         (ROOT / "posviz_app" / "streamlit_app.py")
         .read_text(encoding="utf-8")
@@ -177,6 +181,11 @@ def test_installed_posviz_works_from_another_folder(tmp_path: Path) -> None:
             session.close()
         assert not run.errors, run.errors
         assert any("effort" in body for body in run.markdown), run.markdown
+        # plotly.js's partial bundles come with the package, from the app's own file route.
+        for build in (CARTESIAN, GL3D):
+            with urllib.request.urlopen(f"{url}/{build.path}", timeout=60) as response:
+                head = response.read(200).decode("utf-8")
+            assert f"plotly.js ({build.name} - minified)" in head, head
         assert _refuses_rebinding(port), "posviz app ran without its packaged settings"
         # `posviz app` became the server (exec): stopping its PID stops Streamlit, no orphan.
         cmdline = Path(f"/proc/{app.pid}/cmdline").read_bytes().split(b"\0")
