@@ -372,3 +372,40 @@ def test_server_restart_reconnects_to_the_same_view(page: Any) -> None:
         assert not page.dialogs
     finally:
         server.stop()
+
+
+# --- a stalled Hub: the page's fallback after one budget of silence --------------------------
+
+
+@pytest.mark.server
+@pytest.mark.slow
+def test_a_stalled_hub_gives_the_page_its_fallback_after_one_budget(tmp_path: Path) -> None:
+    """``?weights=gpt2`` while the Hub's CDN takes every request and never answers: the page's
+    run gives up after the attempt's 20 s of silence in all (two requests of 10 s, as the
+    clock measures them) and shows the fallback, so with its own run the message is on screen
+    within 30 s of the request. The stall is the test's only wait; the server is stopped by
+    its PID, the stand-in's threads when the block ends."""
+    from devtools.client import StreamlitSession
+    from devtools.fake_hub import made_up_tables, serve, write_safetensors
+
+    blob = write_safetensors(
+        tmp_path / "model.safetensors",
+        {"wpe.weight": (16, 8), "wte.weight": (64, 8)},
+        made_up_tables(64, 16, 8),
+    )
+    env = {"HF_HUB_OFFLINE": "0", "POSVIZ_CACHE_DIR": str(tmp_path / "cache")}
+    with serve(blob.path, silent_cdn=True) as hub:
+        env["HF_ENDPOINT"] = hub.endpoint
+        with start_server(env=env, log=tmp_path / "server.log") as server:
+            session = StreamlitSession(server.url, timeout=120)
+            try:
+                run = session.open({"weights": "gpt2"})
+            finally:
+                session.close()
+        cdn, resolved = len(hub.on("cdn")), len(hub.on("hub"))
+    shown = [re.sub(r"\\(.)", r"\1", w).replace("\u2060", "") for w in run.warnings]  # Markdown
+    fallback = [w for w in shown if "the Hub cannot be reached" in w]
+    assert len(fallback) == 1, shown
+    assert "nothing for 20 s in all (2 request(s), 10 s each at most)" in fallback[0], fallback
+    assert (resolved, cdn) == (1, 2), "one attempt: where the file is, then two silent reads"
+    assert not run.errors and run.chart is not None, "the random init is drawn instead"

@@ -35,6 +35,7 @@ from devtools.fake_hub import (
 from posviz.gpt2.hub import (
     HEADER_PREFIX,
     MAX_ATTEMPTS,
+    Budget,
     HubError,
     HubFile,
     HubOffline,
@@ -358,7 +359,7 @@ def test_a_file_that_shrinks_after_its_header_was_read_is_named(hub: FakeHub, bl
         remote.download("wte.weight", io.BytesIO())
 
 
-# -- silence: 10 s to the first byte per request, 30 s in all --------------------------------
+# -- silence: 10 s to the first byte per request, 20 s in all over the attempt ---------------
 
 
 def test_a_silent_cdn_is_given_up_on_within_the_budget(blob: Blob) -> None:
@@ -366,7 +367,7 @@ def test_a_silent_cdn_is_given_up_on_within_the_budget(blob: Blob) -> None:
         serve(blob.path, silent_cdn=True) as hub,
         pytest.raises(HubOffline, match=r"sent nothing within 0.25 s: nothing for 0.75 s in all"),
     ):
-        open_safetensors(source(hub, **QUICK))
+        open_safetensors(source(hub, **QUICK), budget=frozen(0.75))
     assert len(hub.on("cdn")) == 3  # 0.75 s in all, 0.25 s per request
 
 
@@ -375,7 +376,7 @@ def test_a_server_that_stalls_inside_the_header_is_given_up_on(blob: Blob) -> No
         serve(blob.path, stall_after=4) as hub,
         pytest.raises(HubOffline, match=r"nothing for 0.75 s in all \(3 request"),
     ):
-        open_safetensors(source(hub, **QUICK))
+        open_safetensors(source(hub, **QUICK), budget=frozen(0.75))
 
 
 def test_a_download_that_stalls_once_resumes(hub: FakeHub, blob: Blob) -> None:
@@ -397,28 +398,75 @@ def test_a_download_that_keeps_stalling_is_given_up_on(hub: FakeHub) -> None:
     remote = dataclasses.replace(remote, source=source(hub, **QUICK))
     hub.stall_after = 100
     with pytest.raises(HubOffline, match=r"after 300 of 2,048 bytes of wte.weight: nothing for"):
-        remote.download("wte.weight", io.BytesIO())
+        remote.download("wte.weight", io.BytesIO(), budget=frozen(0.75))
 
 
-def test_by_default_each_request_gets_10_s_and_a_source_30_s_in_all(
-    hub: FakeHub, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With the default timeouts and a CDN that never answers (a stand-in transport that
-    raises at once what a silent socket raises after the timeout, so nothing waits)."""
+def frozen(seconds: float) -> Budget:
+    """A budget whose clock stands still: each silent request costs exactly its timeout, so
+    the number of requests does not depend on how busy the machine is (the loopback server's
+    silences are real; the budget's clock is the test's)."""
+    return Budget(seconds, clock=lambda: 0.0)
+
+
+def _silent_session(
+    monkeypatch: pytest.MonkeyPatch, clock: list[float] | None = None, *, takes: float = 0.0
+) -> list[dict[str, float | None]]:
+    """A CDN that never answers: a stand-in transport that raises at once what a silent
+    socket raises after its timeout (so nothing waits), moving ``clock`` on by ``takes``
+    seconds each time; the timeouts each request was given."""
     asked: list[dict[str, float | None]] = []
 
     def silent(request: httpx2.Request) -> httpx2.Response:
         asked.append(request.extensions["timeout"])
+        if clock is not None:
+            clock[0] += takes
         raise httpx2.ReadTimeout("timed out", request=request)
 
-    remote = open_safetensors(source(hub, timeout=30))
     client = httpx2.Client(transport=httpx2.MockTransport(silent))
     monkeypatch.setattr(posviz.gpt2.hub, "get_session", lambda: client)
-    with pytest.raises(HubOffline, match=r"nothing for 30 s in all \(3 request\(s\), 10 s each"):
+    return asked
+
+
+def test_by_default_each_request_gets_10_s_and_an_attempt_20_s_in_all(
+    hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """20 s of silence, then the page's own run: its fallback shows within 30 s."""
+    remote = open_safetensors(HubFile(endpoint=hub.endpoint))
+    asked = _silent_session(monkeypatch)
+    with pytest.raises(HubOffline, match=r"nothing for 20 s in all \(2 request\(s\), 10 s each"):
         remote.download("wte.weight", io.BytesIO())
-    assert [t["read"] for t in asked] == [10.0, 10.0, 10.0]
-    assert [t["connect"] for t in asked] == [10.0, 10.0, 10.0]
-    assert (HubFile().timeout, HubFile().first_byte_timeout) == (30, 10)
+    assert [t["read"] for t in asked] == [10.0, 10.0]
+    assert [t["connect"] for t in asked] == [10.0, 10.0]
+    assert (HubFile().timeout, HubFile().first_byte_timeout) == (20, 10)
+    assert (HubFile.from_env().timeout, HubFile.from_env().first_byte_timeout) == (20, 10)
+
+
+def test_silence_is_what_the_clock_says_passed_not_the_timeout_asked(
+    hub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request that stays silent longer than its timeout (a slow connect, then the read's
+    10 s) costs what passed: after 25 s of it no second request is made."""
+    remote = open_safetensors(HubFile(endpoint=hub.endpoint))
+    clock = [1000.0]
+    asked = _silent_session(monkeypatch, clock, takes=25.0)
+    budget = Budget(20.0, clock=lambda: clock[0])
+    with pytest.raises(HubOffline, match=r"nothing for 20 s in all \(1 request\(s\)"):
+        remote.download("wte.weight", io.BytesIO(), budget=budget)
+    assert len(asked) == 1 and budget.left == -5.0
+
+
+def test_one_attempt_spends_one_budget_over_its_steps(blob: Blob) -> None:
+    """The silence of reading the header counts against the tables that follow: a CDN that
+    stalls once in the header (0.25 s) and then in every answer leaves the download 0.5 s,
+    two requests of 0.25 s (each step with a budget of its own would get three)."""
+    with serve(blob.path, stall_after=4, stalls_left=1) as hub:
+        budget = frozen(0.75)
+        remote = open_safetensors(source(hub, **QUICK), budget=budget)
+        assert budget.left == 0.5 and len(hub.on("cdn")) == 2
+        hub.stalls_left = 1_000_000
+        with pytest.raises(HubOffline, match=r"nothing for 0.75 s in all \(2 request"):
+            remote.download("wpe.weight", io.BytesIO(), budget=budget)
+    assert len(hub.on("cdn")) == 2 + 2
 
 
 def test_a_closed_port_is_offline() -> None:

@@ -15,10 +15,12 @@ from pathlib import Path
 import pytest
 import torch
 
+import posviz.gpt2.hub
 from devtools.fake_hub import (
     COMMIT,
     Blob,
     FakeHub,
+    Logged,
     made_up_tables,
     serve,
     write_safetensors,
@@ -232,6 +234,57 @@ def test_concurrent_sessions_download_once(hub: FakeHub, blob: Blob, tmp_path: P
     assert all(isinstance(r, torch.Tensor) and torch.equal(r, want) for r in results), results
     assert tensor_downloads(hub, blob, "wte.weight") == 1
     assert tensor_downloads(hub, blob, "wpe.weight") == 1
+
+
+class _Announcing(list[Logged]):
+    """The stand-in's request log, which sets ``event`` at the first request it logs."""
+
+    def __init__(self, event: threading.Event) -> None:
+        super().__init__()
+        self.event = event
+
+    def append(self, logged: Logged) -> None:
+        super().append(logged)
+        self.event.set()
+
+
+def test_sessions_that_wait_for_an_attempt_the_hub_stalls_get_its_answer(
+    blob: Blob, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A class opening a lecture link while the Hub stalls: the sessions that asked while the
+    first one's attempt was under way get its answer when it ends, without an attempt (and its
+    silence) each. The budget's clock stands still: each request costs its timeout."""
+    monkeypatch.setattr(posviz.gpt2.hub, "_clock", lambda: 0.0)
+    answers: list[str] = []
+
+    def session(store: Gpt2Store) -> None:
+        try:
+            store.tables()
+        except Gpt2Unavailable as error:
+            answers.append(str(error))
+
+    with serve(blob.path, silent_cdn=True) as hub:
+        store = store_for(hub, tmp_path / "cache", **QUICK)
+        asked = threading.Event()
+        hub.requests = _Announcing(asked)
+        first = threading.Thread(target=session, args=(store,))
+        first.start()
+        assert asked.wait(timeout=30), "the first attempt asks the Hub (holding the lock)"
+        others = [threading.Thread(target=session, args=(store,)) for _ in range(3)]
+        for thread in [*others]:
+            thread.start()
+        for thread in [first, *others]:
+            thread.join(timeout=60)
+        requests = len(hub.on("cdn"))
+    assert len(answers) == 4 and len(set(answers)) == 1, answers
+    assert "nothing for 0.75 s in all (3 request(s)" in answers[0]
+    assert requests == 3, "one attempt's requests: 0.75 s in all, 0.25 s each"
+    # A session that asks after that attempt ended tries again.
+    with serve(blob.path, silent_cdn=True) as hub:
+        store.source = HubFile(endpoint=hub.endpoint, **QUICK)  # type: ignore[arg-type]
+        with pytest.raises(Gpt2Unavailable, match="cannot be reached"):
+            store.tables()
+        assert len(hub.on("cdn")) == 3
 
 
 def test_waiting_sessions_see_the_download_progress(hub: FakeHub, tmp_path: Path) -> None:

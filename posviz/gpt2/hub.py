@@ -26,11 +26,14 @@ What ``huggingface_hub`` does here, and what posviz adds:
 * Every answer is checked: status 206, the exact ``Content-Range`` asked for, and the number of
   bytes that arrived; a download cut mid-way resumes from the last byte received.
 * Time: each request must bring its first byte within :data:`FIRST_BYTE_TIMEOUT` (10 s), and a
-  source that sends nothing is given up after :data:`DEFAULT_TIMEOUT` (30 s) in all, over every
-  retry. 429 and 5xx answers are retried, waiting what ``Retry-After`` asks (else 1, 2, 4 s),
-  at most :data:`MAX_ATTEMPTS` requests per step and never past the 30 s. The library's own
-  backoff (``http_backoff``) is not used for this: it sleeps ``Retry-After`` + 1 s up to 5 times
-  with no overall limit, minutes while a lecture waits.
+  source that sends nothing is given up after :data:`DEFAULT_TIMEOUT` (20 s) of silence in all,
+  over every step of one attempt (asking where the file is, its header, each table) and every
+  retry, as a :class:`Budget` measures it on the clock: a page that asks for GPT-2's tables
+  shows its fallback within 30 s of the request, its own run included. 429 and 5xx answers
+  are retried, waiting what ``Retry-After`` asks (else 1, 2, 4 s), at most
+  :data:`MAX_ATTEMPTS` requests per step and never past the budget. The library's own backoff
+  (``http_backoff``) is not used for this: it sleeps ``Retry-After`` + 1 s up to 5 times with
+  no overall limit, minutes while a lecture waits.
 
 Any surprise is a :class:`HubError` whose message says what happened; a network that cannot be
 reached, ``HF_HUB_OFFLINE``, or a server that sends nothing in time is a :class:`HubOffline`.
@@ -62,7 +65,9 @@ from huggingface_hub.utils import build_hf_headers, parse_ratelimit_headers
 DEFAULT_ENDPOINT: Final = "https://huggingface.co"
 GPT2_REPO: Final = "openai-community/gpt2"
 GPT2_FILE: Final = "model.safetensors"
-DEFAULT_TIMEOUT: Final = 30.0  # seconds a silent source gets in all (over every retry)
+# Seconds of silence a source gets in all, over every step and retry of one attempt: with the
+# page's own run (about 3 s on a busy 2-core server) its fallback shows within 30 s.
+DEFAULT_TIMEOUT: Final = 20.0
 FIRST_BYTE_TIMEOUT: Final = 10.0  # seconds each request gets to connect and send a byte
 HEADER_PREFIX: Final = 100_000  # bytes read first, as huggingface_hub does
 MAX_HEADER_BYTES: Final = 25_000_000  # huggingface_hub's limit for a safetensors header
@@ -79,6 +84,7 @@ Progress = Callable[[int, int], None]
 """Called with (bytes received, bytes expected) while a tensor downloads."""
 
 _sleep: Callable[[float], None] = time.sleep  # waits between retries (tests record them)
+_clock: Callable[[], float] = time.monotonic  # what a Budget measures silence with
 
 
 class HubError(RuntimeError):
@@ -246,15 +252,53 @@ class _Retry(Exception):
         self.offline = offline  # giving up means the Hub cannot be reached (not a bad answer)
 
 
-@dataclass
-class _Budget:
-    """The seconds a step (reading the header, or one tensor) may spend without a byte from
-    the source: timeouts and waits between retries count, time spent receiving does not."""
+class Budget:
+    """The seconds of silence one attempt may still spend: one budget for every step of it
+    (asking where the file is, reading its header, downloading each table) and every retry.
 
-    left: float
+    A request that failed in silence (a timeout) costs what the clock says passed since it
+    began or since the source last sent a byte (:meth:`heard`), and at least its timeout;
+    waits between retries cost what they wait. Time spent receiving costs nothing.
+
+    >>> ticks = iter([0.0, 12.5])
+    >>> budget = Budget(20.0, clock=lambda: next(ticks))
+    >>> budget.spend_silence(since=budget.now(), timeout=10.0)  # 12.5 s passed, not 10
+    12.5
+    >>> budget.left
+    7.5
+    """
+
+    def __init__(self, seconds: float, *, clock: Callable[[], float] | None = None) -> None:
+        self.allowance = seconds
+        self.left = seconds
+        self.clock = clock or _clock
+        self._heard = -math.inf  # when the source last sent a byte
+
+    def now(self) -> float:
+        """The budget's clock."""
+        return self.clock()
+
+    def heard(self) -> None:
+        """The source sent something: silence counts from now."""
+        self._heard = self.clock()
+
+    def spend_silence(self, *, since: float, timeout: float) -> float:
+        """A request begun at ``since`` failed in silence after ``timeout``: take what passed
+        (at least ``timeout``) from the budget; return it."""
+        silent = max(self.clock() - max(since, self._heard), timeout)
+        self.left -= silent
+        return silent
+
+    def spend_wait(self, seconds: float) -> None:
+        """A wait between retries (``Retry-After``, backoff)."""
+        self.left -= seconds
+
+    def silent_for(self) -> float:
+        """The seconds of silence spent so far (the allowance, once it is used up)."""
+        return self.allowance if self.left <= 0 else self.allowance - self.left
 
 
-def _with_retries(source: HubFile, budget: _Budget, attempt: Callable[[float], _T]) -> _T:
+def _with_retries(source: HubFile, budget: Budget, attempt: Callable[[float], _T]) -> _T:
     """``attempt(timeout)`` until it returns. A :class:`_Retry` it raises is tried again
     after the wait the server asked for (else 1, 2, 4, 8 s), at most :data:`MAX_ATTEMPTS`
     requests, while the budget lasts; then a :class:`HubError` (or :class:`HubOffline`)."""
@@ -263,12 +307,13 @@ def _with_retries(source: HubFile, budget: _Budget, attempt: Callable[[float], _
     while requests < MAX_ATTEMPTS and budget.left > 0:
         timeout = min(source.first_byte_timeout, budget.left)
         requests += 1
+        began = budget.now()
         try:
             return attempt(timeout)
         except _Retry as retry:
             last = retry
         if last.silent:
-            budget.left -= timeout
+            budget.spend_silence(since=began, timeout=timeout)
         if requests == MAX_ATTEMPTS or budget.left <= 0:
             break
         wait = last.wait
@@ -278,15 +323,15 @@ def _with_retries(source: HubFile, budget: _Budget, attempt: Callable[[float], _
             if last.wait is not None:
                 raise (HubOffline if last.offline else HubError)(
                     f"{last.reason}; it asks to wait {wait:g} s, longer than posviz waits "
-                    f"({source.timeout:g} s in all). Try again later."
+                    f"({budget.allowance:g} s in all). Try again later."
                 )
             break
-        budget.left -= wait
+        budget.spend_wait(wait)
         if wait > 0:
             _sleep(wait)
     if last.silent:
         raise HubOffline(
-            f"{last.reason}: nothing for {source.timeout - max(budget.left, 0):g} s in all "
+            f"{last.reason}: nothing for {budget.silent_for():.3g} s in all "
             f"({requests} request(s), {source.first_byte_timeout:g} s each at most)"
         )
     raise (HubOffline if last.offline else HubError)(
@@ -307,7 +352,7 @@ def _transport_errors(url: str, timeout: float) -> Iterator[None]:
         ) from None
     except httpx2.TimeoutException:
         raise _Retry(
-            f"{host} sent nothing within {timeout:g} s", silent=True, offline=True
+            f"{host} sent nothing within {timeout:.3g} s", silent=True, offline=True
         ) from None
     except httpx2.ConnectError as error:
         raise HubOffline(f"cannot reach {host}: {error or type(error).__name__}") from None
@@ -341,7 +386,7 @@ def _retry_after(response: httpx2.Response) -> float | None:
     return float(value) if value.isdigit() else None
 
 
-def _resolve(source: HubFile, revision: str, budget: _Budget) -> HfFileMetadata:
+def _resolve(source: HubFile, revision: str, budget: Budget) -> HfFileMetadata:
     """``HEAD /resolve/{revision}/``: commit, size, etag and where the bytes are."""
     if source.offline:
         raise HubOffline("HF_HUB_OFFLINE is set, so posviz does not contact the Hub")
@@ -423,11 +468,14 @@ def _check_partial(
     return total
 
 
-def _read_body(response: httpx2.Response, count: int, write: Callable[[bytes], object]) -> int:
+def _read_body(
+    response: httpx2.Response, count: int, write: Callable[[bytes], object], budget: Budget
+) -> int:
     """Pass up to ``count`` bytes of the body to ``write`` in chunks; return how many arrived
     before the body ended. Silence or a cut raises (see :func:`_transport_errors`)."""
     received = 0
     for chunk in response.iter_raw():  # as received: a cut loses nothing already here
+        budget.heard()
         piece = chunk[: count - received]
         write(piece)
         received += len(piece)
@@ -447,12 +495,20 @@ class RemoteSafetensors:
     data_start: int  # 8 + header length: where offsets count from
     tensors: Mapping[str, TensorEntry]
 
-    def download(self, name: str, sink: IO[bytes], *, progress: Progress | None = None) -> str:
+    def download(
+        self,
+        name: str,
+        sink: IO[bytes],
+        *,
+        progress: Progress | None = None,
+        budget: Budget | None = None,
+    ) -> str:
         """Write tensor ``name``'s raw bytes to ``sink``; return their sha256 (hex).
 
         The Hub is asked again where the file is at :attr:`commit` (and must name the same
         commit, size and etag); only that tensor's bytes are requested. A connection cut
-        mid-way resumes from the last byte received.
+        mid-way resumes from the last byte received. ``budget``: the attempt's silence so far
+        (:func:`open_safetensors`'s), else a new one of ``source.timeout``.
         """
         entry = self.tensors.get(name)
         if entry is None:
@@ -463,7 +519,7 @@ class RemoteSafetensors:
                 f"{name} needs bytes up to {first + total:,} but the file has {self.size:,}: "
                 "it is truncated"
             )
-        budget = _Budget(self.source.timeout)
+        budget = budget or Budget(self.source.timeout)
         location = self._location(budget)
         digest = hashlib.sha256()
         done = 0
@@ -481,7 +537,7 @@ class RemoteSafetensors:
             try:
                 with _range_get(self.source, location, start, last, timeout) as response:
                     _check_partial(response, self.source, start, last)
-                    _read_body(response, total - done, write)
+                    _read_body(response, total - done, write, budget)
             except _Retry as retry:
                 raise _Retry(
                     f"{retry.reason} after {done:,} of {total:,} bytes of {name}",
@@ -498,7 +554,7 @@ class RemoteSafetensors:
         _with_retries(self.source, budget, attempt)
         return digest.hexdigest()
 
-    def _location(self, budget: _Budget) -> str:
+    def _location(self, budget: Budget) -> str:
         """Where the file's bytes are at :attr:`commit`, after checking it is the same file."""
         metadata = _resolve(self.source, self.commit, budget)
         if metadata.commit_hash != self.commit:
@@ -516,10 +572,11 @@ class RemoteSafetensors:
         return metadata.location
 
 
-def open_safetensors(source: HubFile) -> RemoteSafetensors:
+def open_safetensors(source: HubFile, *, budget: Budget | None = None) -> RemoteSafetensors:
     """Ask the Hub which commit ``source.revision`` is, then read the file's header (one
-    request, two if the header exceeds 100,000 bytes)."""
-    budget = _Budget(source.timeout)
+    request, two if the header exceeds 100,000 bytes). ``budget``: the silence the attempt
+    may spend, shared with the downloads that follow (else one of ``source.timeout``)."""
+    budget = budget or Budget(source.timeout)
     metadata = _resolve(source, source.revision, budget)
     commit = metadata.commit_hash
     if commit is None or _COMMIT.fullmatch(commit) is None:
@@ -534,7 +591,7 @@ def open_safetensors(source: HubFile) -> RemoteSafetensors:
         chunks.clear()
         with _range_get(source, location, 0, HEADER_PREFIX - 1, timeout) as response:
             size = _check_partial(response, source, 0, HEADER_PREFIX - 1, may_end_early=True)
-            if _read_body(response, min(HEADER_PREFIX, size), chunks.append) < min(
+            if _read_body(response, min(HEADER_PREFIX, size), chunks.append, budget) < min(
                 HEADER_PREFIX, size
             ):
                 raise _Retry("the connection was cut while reading the safetensors header")
@@ -568,14 +625,14 @@ def open_safetensors(source: HubFile) -> RemoteSafetensors:
     return remote
 
 
-def _fetch_bytes(source: HubFile, location: str, budget: _Budget, first: int, last: int) -> bytes:
+def _fetch_bytes(source: HubFile, location: str, budget: Budget, first: int, last: int) -> bytes:
     count = last - first + 1
 
     def attempt(timeout: float) -> bytes:
         chunks: list[bytes] = []
         with _range_get(source, location, first, last, timeout) as response:
             _check_partial(response, source, first, last)
-            if _read_body(response, count, chunks.append) != count:
+            if _read_body(response, count, chunks.append, budget) != count:
                 raise _Retry("the connection was cut while reading the safetensors header")
         return b"".join(chunks)
 

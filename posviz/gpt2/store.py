@@ -16,7 +16,8 @@ holds the revision asked for; :meth:`Gpt2Store.fetch` (``python -m posviz --fetc
 always asks the Hub which commit the revision points to and downloads what is missing.
 Downloads hold a lock (threads of this process, and other processes through
 ``filelock``), so sessions that ask at the same time download once; those that wait see the
-same progress.
+same progress, and if that attempt finds the Hub unreachable, its answer at once (a class
+opening a lecture link while the Hub stalls waits for one attempt, not one each).
 
 The cache folder is ``POSVIZ_CACHE_DIR``, else ``$XDG_CACHE_HOME/posviz``, else
 ``~/.cache/posviz``.
@@ -32,6 +33,7 @@ import mmap
 import os
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +45,7 @@ import torch
 from filelock import FileLock
 
 from posviz.gpt2.hub import (
+    Budget,
     HubError,
     HubFile,
     HubOffline,
@@ -212,6 +215,9 @@ class Gpt2Store:
         self._open_lock = threading.Lock()  # held while checking and mapping a cached file
         self._progress = _Shared()
         self._opened: dict[tuple[str, str], tuple[os.stat_result, _Mapped]] = {}
+        # When the last attempt found the Hub unreachable, and what it said: sessions that
+        # were waiting for that attempt get its answer instead of starting one more each.
+        self._failed: tuple[float, Gpt2Unavailable] | None = None
 
     # -- what is cached -------------------------------------------------------------------
 
@@ -259,10 +265,11 @@ class Gpt2Store:
         damaged. Returns the commit. This is ``python -m posviz --fetch-gpt2``."""
         specs = [self.position_table] + ([] if positions_only else [self.token_table])
         with self._locked(progress):
-            remote = open_safetensors(self.source)
+            budget = Budget(self.source.timeout)  # one attempt: the file, then its tables
+            remote = open_safetensors(self.source, budget=budget)
             for spec in specs:
                 if not self._is_intact(remote.commit, spec):
-                    self._download(remote, spec, progress)
+                    self._download(remote, spec, progress, budget)
             self._write_ref(remote.commit)
             return remote.commit
 
@@ -274,22 +281,32 @@ class Gpt2Store:
             return commit
         if not download:
             raise Gpt2Unavailable(self._not_cached_message())
+        asked = time.monotonic()
         try:
             with self._locked(progress):
                 commit = self.cached_commit()  # another session may have finished meanwhile
                 if commit is not None and all(s.name in self._manifest(commit) for s in specs):
                     return commit
-                remote = open_safetensors(self.source)
-                for spec in specs:
-                    if spec.name not in self._manifest(remote.commit):
-                        self._download(remote, spec, progress)
-                self._write_ref(remote.commit)
-                return remote.commit
-        except HubOffline as error:
-            raise Gpt2Unavailable(
-                "GPT-2's trained tables are not in the cache and the Hub cannot be reached "
-                f"({error}). {_FETCH_HINT} (cache folder: {self.root})"
-            ) from error
+                failed = self._failed
+                if failed is not None and failed[0] >= asked:  # the attempt this one waited for
+                    raise Gpt2Unavailable(str(failed[1]))
+                try:
+                    # One attempt, one budget of silence: a stalled Hub is given up on after
+                    # source.timeout in all, whichever step it stalls in.
+                    budget = Budget(self.source.timeout)
+                    remote = open_safetensors(self.source, budget=budget)
+                    for spec in specs:
+                        if spec.name not in self._manifest(remote.commit):
+                            self._download(remote, spec, progress, budget)
+                    self._write_ref(remote.commit)
+                    return remote.commit
+                except HubOffline as error:
+                    offline = Gpt2Unavailable(
+                        "GPT-2's trained tables are not in the cache and the Hub cannot be "
+                        f"reached ({error}). {_FETCH_HINT} (cache folder: {self.root})"
+                    )
+                    self._failed = (time.monotonic(), offline)  # before the lock is let go
+                    raise offline from error
         except Gpt2Unavailable:
             raise
         except HubError as error:
@@ -348,7 +365,11 @@ class Gpt2Store:
     # -- writing --------------------------------------------------------------------------
 
     def _download(
-        self, remote: RemoteSafetensors, spec: TableSpec, progress: Progress | None
+        self,
+        remote: RemoteSafetensors,
+        spec: TableSpec,
+        progress: Progress | None,
+        budget: Budget,
     ) -> None:
         entry = remote.tensors.get(spec.name)
         if entry is None:
@@ -374,7 +395,7 @@ class Gpt2Store:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             with part.open("wb") as sink:
-                sha256 = remote.download(spec.name, sink, progress=report)
+                sha256 = remote.download(spec.name, sink, progress=report, budget=budget)
             os.replace(part, folder / spec.file_name)
             self._record(remote, spec, sha256)
         except OSError as error:
