@@ -45,7 +45,7 @@ import streamlit
 from streamlit import net_util
 from streamlit.components.v1 import declare_component
 
-try:  # types only; a module that moved is named by check(), below
+try:  # types only; a module that moved is named here
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ClientState_pb2 import ClientState
     from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
