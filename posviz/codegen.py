@@ -29,10 +29,17 @@ from typing import Final
 
 from posviz.attention import ATTENTION_SEED
 from posviz.batching import Batch
-from posviz.codegen_attention import BIAS_FUNCTIONS
+from posviz.codegen_attention import BIAS_FUNCTIONS, attention_part
 from posviz.codegen_shapes import CodeView, shapes_part
 from posviz.compare import match_permutation
-from posviz.config import GPT2_VOCAB_SIZE, SCORE_BIAS, Scheme, Settings, SettingsError
+from posviz.config import (
+    GPT2_VOCAB_SIZE,
+    SCORE_BIAS,
+    Scheme,
+    Settings,
+    SettingsError,
+    check_heads,
+)
 from posviz.schemes import ROPE_BASE, SINUSOIDAL_BASE
 from posviz.tokenizer import encode, without_lone_surrogates
 from posviz.view import batch_for
@@ -393,7 +400,9 @@ def reproduction_script(
 
     ``view="geometry"`` or ``"distance"`` adds the numbers of that tab (see
     :mod:`posviz.codegen_shapes`; ``beyond``: the Distance tab's positions past the context
-    length, default its default).
+    length, default its default); ``"attention"`` the Attention tab's head: the book's
+    ``MultiHeadAttention``, the scheme's RoPE, slopes or buckets written out, printing the
+    scores and weights (:mod:`posviz.codegen_attention`).
 
     With ``weights="gpt2"`` the script reads GPT-2's trained tables from the Hub at
     ``gpt2_revision`` (pass the commit the page shows, so the script reads the same tensors)
@@ -441,6 +450,9 @@ def reproduction_script(
             "two embedding tables, 157 MB, from the Hugging Face Hub).\n",
         )
     body = _compare(settings, batch) + shapes_part(settings, view=view, beyond=beyond)
+    if view == "attention":
+        check_heads(settings)  # raises SettingsError for heads that do not fit d
+        body += attention_part(settings)
     imports = sorted({*(_GPT2_IMPORTS if gpt2 else ()), *(("math",) if "math." in body else ())})
     if imports:
         lines = "".join(f"import {name}\n" for name in imports)

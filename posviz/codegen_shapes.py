@@ -22,7 +22,7 @@ from posviz.geometry import VOCAB_SAMPLE
 from posviz.position_tables import GPT2_POSITIONS
 from posviz.schemes import ROPE_BASE, SINUSOIDAL_BASE
 
-CodeView = Literal["embeddings", "geometry", "distance"]
+CodeView = Literal["embeddings", "geometry", "distance", "attention"]
 _SAMPLE_STEP: Final = VOCAB_SAMPLE[1] - VOCAB_SAMPLE[0]
 
 _TABLES: Final = '''
@@ -198,7 +198,7 @@ def shapes_part(settings: Settings, *, view: CodeView, beyond: int | None) -> st
     """The script's Geometry or Distance part for ``settings`` (``""`` for the embeddings);
     ``beyond``: the Distance view's positions past the context length (``None``: its
     default)."""
-    if view == "embeddings":
+    if view in ("embeddings", "attention"):  # attention: posviz.codegen_attention
         return ""
     gpt2 = settings.weights == "gpt2"
     learned = _LEARNED_BESIDE_GPT2.format(vocab_size=GPT2_VOCAB_SIZE) if gpt2 else _LEARNED_INIT
