@@ -18,7 +18,10 @@ finds ``/usr/bin/chromium``, or set ``BROWSER_PATH``).
 ``--view similarity`` draws the cosine-similarity view instead of the embeddings;
 ``--view geometry`` the positional table's principal components beside a contrasting table
 (:mod:`posviz.geometry`); ``--view distance`` the cosine of positions ``i`` and ``i + k`` per
-scheme, ``--beyond E`` positions past the context length (:mod:`posviz.distance`).
+scheme, ``--beyond E`` positions past the context length (:mod:`posviz.distance`);
+``--view attention`` one head's content part, position part, scores and weights and the
+scheme's bias against distance, ``--heads H --head K --shift M`` (:mod:`posviz.scores`;
+with ``--lesson`` its sentences, with ``--print-code`` its script).
 ``--csv`` and ``--npy`` write the three matrices (see :mod:`posviz.export`), ``--print-code``
 prints the reproduction script (see :mod:`posviz.codegen`) to standard output.
 ``--compare TEXT`` (compare mode, optionally ``--causal``) compares the window with a second
@@ -57,12 +60,15 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from posviz.codegen import reproduction_script
+from posviz.codegen_shapes import CodeView
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
     EMB_DIM_RANGE,
     GPT2_EMB_DIM,
+    HEADS_RANGE,
     SCHEMES,
     SEED_RANGE,
+    SHIFT_RANGE,
     WEIGHTS,
     Settings,
     SettingsError,
@@ -75,9 +81,11 @@ from posviz.export import figure_html, figure_json, matrices_csv, matrices_npy
 from posviz.geometry import build_geometry
 from posviz.gpt2.hub import HubError, HubFile, Progress
 from posviz.gpt2.store import Gpt2Store
+from posviz.lesson.attention import sentences as attention_sentences
 from posviz.lesson.repeats import lesson_sentence, similarity_sentence
 from posviz.lesson.word_order import summary_lines
 from posviz.pipeline import EmbeddingTables
+from posviz.plots.attention import attention_chart
 from posviz.plots.distance import distance_figure
 from posviz.plots.geometry import geometry_figure
 from posviz.plots.heatmaps import (
@@ -87,11 +95,12 @@ from posviz.plots.heatmaps import (
     similarity_figure,
 )
 from posviz.plots.word_order import compare_figure
+from posviz.scores import AttentionError, build_attention
 from posviz.tokenizer import TokenizerDataError
 from posviz.view import TablesFor, View, build_view, build_word_order, seeded_tables
 
 _PROG = "python -m posviz"
-VIEWS = ("embeddings", "similarity", "compare", "geometry", "distance")
+VIEWS = ("embeddings", "similarity", "compare", "geometry", "distance", "attention")
 _FIGURE_SUFFIXES = (".html", ".htm", ".json", ".png")
 _APP_HELP = """usage: posviz app [streamlit run options]
 
@@ -187,7 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="embeddings",
         help="the three embedding matrices, the cosine similarity between positions, "
         "(with --compare) the two texts through self-attention, the geometry of the "
-        "positional table, or similarity against distance per scheme",
+        "positional table, similarity against distance per scheme, or one attention head's "
+        "scores and weights with the scheme's positions (--heads, --head, --shift)",
     )
     parser.add_argument(
         "--beyond",
@@ -196,6 +206,29 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="E",
         help=f"--view distance: positions past the context length, 0-{MAX_BEYOND} "
         "(default: a quarter of T)",
+    )
+    parser.add_argument(
+        "--heads",
+        type=int,
+        default=None,
+        metavar="H",
+        help=f"--view attention: heads, {HEADS_RANGE[0]}-{HEADS_RANGE[1]}, dividing d "
+        f"(default {default.heads})",
+    )
+    parser.add_argument(
+        "--head",
+        type=int,
+        default=None,
+        metavar="K",
+        help=f"--view attention: the head shown, 0 to H-1 (default {default.head})",
+    )
+    parser.add_argument(
+        "--shift",
+        type=int,
+        default=None,
+        metavar="M",
+        help=f"--view attention: move the sentence to positions M ... M+n-1, "
+        f"{SHIFT_RANGE[0]}-{SHIFT_RANGE[1]} (default {default.shift})",
     )
     parser.add_argument(
         "--compare",
@@ -249,6 +282,11 @@ def _settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Sett
         weights=args.weights,
         compare_text=args.compare or "",
         causal=args.causal,
+        **{
+            name: getattr(args, name)
+            for name in ("heads", "head", "shift")
+            if getattr(args, name) is not None
+        },
     )
     try:
         return validate(settings)
@@ -386,6 +424,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--out must end in .html, .json or .png, got {str(args.out)!r}")
     if args.beyond is not None and args.view != "distance":
         parser.error("--beyond is for --view distance (positions past the context length)")
+    attention_flags = [f"--{n}" for n in ("heads", "head", "shift") if getattr(args, n) is not None]
+    if attention_flags and args.view != "attention":
+        parser.error(f"{', '.join(attention_flags)}: for --view attention (one head's scores)")
     if not 100 <= args.width <= 10_000:
         parser.error(f"--width must be from 100 to 10000 pixels, got {args.width}")
     settings = _settings(args, parser)
@@ -405,12 +446,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         if window is None:
             parser.error("the text is empty: give --text or --text-file")
         revision = store.cached_commit() or store.source.revision  # what the view read
-        code = reproduction_script(settings, gpt2_revision=revision) if args.print_code else None
+        code_view: CodeView = "attention" if args.view == "attention" else "embeddings"
+        code = (
+            reproduction_script(settings, gpt2_revision=revision, view=code_view)
+            if args.print_code
+            else None
+        )
+        attention_view = (
+            build_attention(view, tables=lambda _: tables) if args.view == "attention" else None
+        )
+        attention = (
+            None
+            if attention_view is None
+            else attention_chart(attention_view, lecture=args.lecture)
+        )
         comparison = (
             build_word_order(view, tables=lambda _: tables) if settings.compare_text else None
         )
         shape = _shape_figure(args, view, tables) if args.out is not None else None
-    except (SettingsError, DistanceError) as error:
+    except (SettingsError, DistanceError, AttentionError) as error:
         parser.error(str(error))
     except (TokenizerDataError, TorchFillError) as error:  # damaged files, or another torch
         _fail(str(error))
@@ -420,7 +474,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = sys.stderr if code is not None else sys.stdout
     if comparison is not None:
         report.write("".join(f"{line}\n" for line in summary_lines(comparison)))
-    if args.lesson:
+    if args.lesson and attention_view is not None and attention is not None:
+        lines = attention_sentences(attention_view, attention.decisions, markdown=False)
+        report.write("".join(f"{line}\n" for line in lines))
+    elif args.lesson:
         # The sentences of the figures --out draws (Canvas(): side by side).
         embeddings = embeddings_chart(window, lecture=args.lecture).decisions
         report.write(f"{lesson_sentence(embeddings, markdown=False)}\n")
@@ -435,6 +492,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if comparison.with_positions is None:
                 _fail(f"no compare figure: {summary_lines(comparison)[0]}")
             figure = compare_figure(comparison, lecture=args.lecture)
+        elif attention is not None:
+            figure = attention.spec.figure()
         elif shape is not None:
             figure = shape
         elif args.view == "similarity":

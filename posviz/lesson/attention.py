@@ -1,0 +1,256 @@
+"""The words of the Attention tab, each built from the numbers of an
+:class:`~posviz.scores.AttentionView` and the decisions of its figure
+(:class:`~posviz.plots.attention.AttentionDecisions`), so none can claim what they do not show.
+
+>>> from posviz.config import Settings
+>>> from posviz.scores import build_attention
+>>> from posviz.view import build_view
+>>> print(shift_sentence(build_attention(build_view(Settings(scheme="alibi", shift=8)))))
+Moved 8 positions later (to positions 8–16), ALiBi's scores are **unchanged** (largest \
+change 0.0): only the distance between two tokens matters.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import torch
+
+from posviz.config import Scheme
+from posviz.lesson.repeats import number
+from posviz.plots.attention import AttentionDecisions, ordinal, slope
+from posviz.schemes import T5_MAX_DISTANCE, T5_NUM_BUCKETS, t5_buckets
+from posviz.scores import AttentionView
+
+LECTURE_SHIFT: Final = 8  # the lecture's shift test moves the sentence this far
+
+_SCORES: Final[dict[Scheme, str]] = {  # "{scores} are unchanged"
+    "learned": "the learned scheme's scores",
+    "sinusoidal": "the sinusoidal scheme's scores",
+    "none": "the scores, with no positions,",
+    "rope": "RoPE's scores",
+    "alibi": "ALiBi's scores",
+    "t5": "T5's scores",
+}
+_NAME: Final[dict[Scheme, str]] = {
+    "learned": "the learned scheme",
+    "sinusoidal": "the sinusoidal scheme",
+    "none": "none",
+    "rope": "RoPE",
+    "alibi": "ALiBi",
+    "t5": "T5's relative bias",
+}
+INTRO: Final = (
+    "One head of the book's self-attention (`SelfAttention_v2`'s weights after "
+    "`torch.manual_seed(789)`, split into heads as `MultiHeadAttention` splits them): row *i* "
+    "is a query, column *j* a key, and the causal mask of section 3.5 leaves the keys after "
+    "each query empty. **Content part**: the scores of the token rows alone, "
+    "q·k/√(d/H) with no position anywhere. **Position part**: what the scheme adds to them "
+    "(scores − content). **Scores**: their sum. **Attention weights**: the softmax of each "
+    "row over its keys j ≤ i."
+)
+_WHAT_IT_DOES: Final[dict[Scheme, str]] = {
+    "learned": "The learned scheme adds row p of its table to the token at position p, "
+    "before W_query and W_key: its position part depends on where both tokens are.",
+    "sinusoidal": "The sinusoidal scheme adds sin/cos waves to the token at position p, "
+    "before W_query and W_key: its position part depends on where both tokens are.",
+    "none": "Without positions the position part is zero: a query scores a key by its token "
+    "alone, wherever the two stand.",
+    "rope": "RoPE adds nothing: it rotates each query and key by its position, and the dot "
+    "product of two rotated vectors depends only on the difference of the angles, i − j.",
+    "alibi": "ALiBi adds nothing to the input: it adds −m·(i − j) to the score, a penalty "
+    "that grows linearly with the distance, with one slope m per head.",
+    "t5": "T5's relative bias adds nothing to the input: it adds E[bucket(j − i), K] to the "
+    "score, one learned number per head for each of 32 buckets of distance.",
+}
+
+
+def _scores(view: AttentionView) -> str:
+    return _SCORES[view.settings.scheme]
+
+
+def shift_sentence(view: AttentionView, *, markdown: bool = True) -> str:
+    """What moving the sentence did to its scores, with the largest change (or, for a learned
+    table that ends, torch's error); ``shift`` 0 says how to try it."""
+    test = view.shift_test
+    scheme = view.settings.scheme
+    bold = (lambda text: f"**{text}**") if markdown else (lambda text: text)
+    code = (lambda text: f"`{text}`") if markdown else (lambda text: text)
+    if test.shift == 0:
+        return (
+            "The sentence stands at positions 0–"
+            f"{test.last_position}. Move it later with the shift control: a relative scheme "
+            "(RoPE, ALiBi, T5) gives the same scores, an absolute one (learned, sinusoidal) "
+            "does not."
+        )
+    where = f"(to positions {test.shift}–{test.last_position})"
+    later = f"Moved {test.shift} position{'s' if test.shift > 1 else ''} later {where}"
+    if not test.moved:
+        rows = test.table_rows or 0
+        table = (
+            f"GPT-2's wpe has {rows:,} rows"
+            if view.settings.weights == "gpt2"
+            else f"the learned table nn.Embedding({rows}, {view.settings.emb_dim}) has rows"
+        )
+        return (
+            f"{later}, the sentence would need position {rows}, but {table} 0–{rows - 1} only: "
+            f"looking it up raises {code(str(test.error))} (torch's message). The heatmaps "
+            f"show the sentence where it is, at positions 0–{view.shown.size - 1}."
+        )
+    change = number(test.scores_change or 0.0)
+    if test.unchanged:
+        why = (
+            "no position reaches them"
+            if scheme == "none"
+            else "only the distance between two tokens matters"
+        )
+        rounding = (
+            ", float32 rounding of its angles" if scheme == "rope" and change != "0.0" else ""
+        )
+        return (
+            f"{later}, {_scores(view)} are {bold('unchanged')} (largest change "
+            f"{change}{rounding}): {why}."
+        )
+    weights = number(test.weights_change or 0.0)
+    return (
+        f"{later}, {_scores(view)} {bold(f'change by up to {change}')} (the weights by "
+        f"up to {weights}): the position itself matters, not only the distance."
+    )
+
+
+def t5_flat_from() -> int:
+    """The first distance in T5's last bucket: every distance from it on gets the same bias.
+
+    >>> t5_flat_from()
+    113
+    """
+    distances = torch.arange(0, 2 * T5_MAX_DISTANCE)
+    buckets = t5_buckets(-distances)
+    return int(distances[buckets == T5_NUM_BUCKETS - 1][0])
+
+
+def beyond_sentences(view: AttentionView) -> list[str]:
+    """What the scheme does past the context length T (the distances and positions training
+    saw), from the view's numbers."""
+    settings = view.settings
+    scheme, context = settings.scheme, settings.context_length
+    bias = view.bias
+    found: list[str] = []
+    last = view.shift_test.last_position
+    if view.shift_test.moved and last >= context and scheme in ("sinusoidal", "rope"):
+        found.append(
+            f"Positions {max(context, view.shift_test.shift)}–{last} lie past the context "
+            f"length T = {context}: {_NAME[scheme]} computes them by its formula."
+        )
+    if scheme == "alibi":
+        far = bias.distances - 1
+        value = float(bias.mean[view.head, far])
+        found.append(
+            f"Past T = {context} ALiBi keeps its line: head {view.head} "
+            f"(m = {slope(view.slopes[view.head])}) adds −m·k at every distance k, "
+            f"{signed(value)} at k = {far}, so a longer text only "
+            "continues the penalty; each head has its own slope (the shaded part of the chart)."
+        )
+    elif scheme == "t5":
+        flat = t5_flat_from()
+        value = float(bias.mean[view.head, flat])
+        found.append(
+            f"T5's bias stops changing at distance {flat}: every k ≥ {flat} falls in the last "
+            f"of its {T5_NUM_BUCKETS} buckets (the one that holds everything past max_distance "
+            f"{T5_MAX_DISTANCE}), so head {view.head} adds {signed(value)} to every key that far "
+            f"back, past T = {context} too."
+        )
+        found.append(
+            f"T5 learns E; posviz shows its seeded init, nn.Embedding({T5_NUM_BUCKETS}, "
+            f"{view.heads}) after torch.manual_seed({settings.seed}), so the values are random, "
+            "the buckets are T5's."
+        )
+    elif scheme == "learned":
+        rows = view.shift_test.table_rows or context
+        if settings.weights == "init":
+            found.append(
+                f"The learned table has rows for positions 0–{rows - 1} only: past them there "
+                "is nothing to look up (the shift control shows torch's error)."
+            )
+    return found
+
+
+def signed(value: float) -> str:
+    """A number with a true minus sign, 4 digits: ``−31.88``.
+
+    >>> signed(-31.875), signed(0.5)
+    ('−31.88', '0.5')
+    """
+    return f"{value:.4g}".replace("-", "−")
+
+
+def head_sentence(view: AttentionView) -> str:
+    """Which head is shown, and ALiBi's slopes when the scheme has them."""
+    head = (
+        f"Head {view.head} of {view.heads}: columns {view.head * view.head_dim}–"
+        f"{(view.head + 1) * view.head_dim - 1} of the queries and keys (d/H = "
+        f"{view.head_dim})."
+    )
+    if view.slopes:
+        slopes = ", ".join(slope(m) for m in view.slopes)
+        power = view.heads & (view.heads - 1) == 0
+        rule = (
+            ""
+            if power
+            else f" ({view.heads} is not a power of two: the slopes of the largest power below, "
+            "then every other slope of the next)"
+        )
+        head += f" ALiBi's slopes for {view.heads} heads{rule}: {slopes}."
+    return head
+
+
+def drawn_sentence(decisions: AttentionDecisions) -> str | None:
+    """What the heatmaps left out, read from the figure's decisions (``None``: nothing)."""
+    if not decisions.reduced:
+        return None
+    return (
+        f"The heatmaps draw every {ordinal(decisions.step)} row and column of the "
+        f"{decisions.tokens} tokens ({decisions.drawn} of each): the cells drawn hold their "
+        "exact values; hover one for its tokens and numbers."
+    )
+
+
+def sentences(
+    view: AttentionView, decisions: AttentionDecisions, *, markdown: bool = True
+) -> list[str]:
+    """The paragraphs beside the Attention figure ``decisions`` describe, in reading order
+    (Markdown, or plain text for the command line)."""
+    found = [
+        shift_sentence(view, markdown=markdown),
+        _WHAT_IT_DOES[view.settings.scheme],
+        head_sentence(view),
+    ]
+    found += beyond_sentences(view)
+    drawn = drawn_sentence(decisions)
+    if drawn is not None:
+        found.append(drawn)
+    return found
+
+
+def shift_answer(view: AttentionView) -> str:
+    """Lecture mode's answer to "the sentence moves later: will the scores change?"."""
+    test = view.shift_test
+    if test.shift == 0:
+        return "The sentence has not moved: set a shift to ask."
+    if not test.moved:
+        return (
+            f"It cannot even move that far: the learned table has rows 0–"
+            f"{(test.table_rows or 0) - 1} only, and position {test.table_rows} raises "
+            f"`{test.error}`. A learned table knows only the positions it was trained on."
+        )
+    change = number(test.scores_change or 0.0)
+    if test.unchanged:
+        return f"No: {_scores(view)} are unchanged (largest change {change}): " + (
+            "without positions nothing about them reaches the scores."
+            if view.settings.scheme == "none"
+            else "only the distance between two tokens matters, not where they stand."
+        )
+    return (
+        f"Yes: {_scores(view)} change by up to {change}: the position itself matters, "
+        "not only the distance."
+    )
