@@ -14,6 +14,9 @@ ever evaluated.
 (4, True)
 >>> read_link({"lecture": "0", "step": "3"}).lecture
 False
+>>> link = read_link({"lecture": "maybe", "step": "3", "utm_source": "mail", "fbclid": "x"})
+>>> link.lecture, link.notices
+(False, ("lecture: 'maybe' is not one of 1, true, on, 0, false, off; lecture mode stays off",))
 >>> read_link({"tab": "geometry"}).tab, query_from_settings(Settings(), tab="distance")
 ('geometry', {'tab': 'distance'})
 
@@ -76,8 +79,14 @@ _KNOWN_KEYS: Final = frozenset(_URL_KEYS.get(f.name, f.name) for f in fields(Set
     *_OMITTED.values(),
 }
 STEP_COUNT: Final = len(SLIDES)  # lecture mode's slides (clicks), numbered from 1 in links
-_LECTURE_ON: Final = frozenset({"1", "true", "on"})
-_LECTURE_OFF: Final = frozenset({"0", "false", "off"})
+_LECTURE_ON: Final = ("1", "true", "on")  # what `lecture=` takes (any case), as the guide says
+_LECTURE_OFF: Final = ("0", "false", "off")
+# Parameters that sites and mail programs add to links they pass on (campaign tags, click ids):
+# not posviz's, and no reason to put a warning on a projected slide. Ignored without a word.
+_TRACKING: Final = re.compile(
+    r"utm_\w*|fbclid|gclid|dclid|gbraid|wbraid|msclkid|yclid|mc_cid|mc_eid|igshid|_ga|_gl",
+    re.IGNORECASE,
+)
 _TEXT_FIELDS: Final = {"text": "text", "compare": "compare_text"}  # URL key -> field
 
 
@@ -134,6 +143,8 @@ def settings_from_query(
     notices: list[str] = []
     for key, value in params.items():
         raw = _one(value)
+        if _TRACKING.fullmatch(key):
+            continue
         if key not in _KNOWN_KEYS:
             notices.append(f"unknown parameter {key[:40]!r} ignored")
         elif key in _TEXT_FIELDS:
@@ -144,7 +155,7 @@ def settings_from_query(
             else:
                 changes[_TEXT_FIELDS[key]] = raw
         elif key == "causal":
-            if raw.lower() in _LECTURE_ON | _LECTURE_OFF:
+            if raw.lower() in _LECTURE_ON + _LECTURE_OFF:
                 changes["causal"] = raw.lower() in _LECTURE_ON
             else:
                 notices.append(f"causal: {raw[:40]!r} is not on/off; using {settings.causal}")
@@ -185,17 +196,21 @@ def settings_from_query(
 def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
     """Everything a link sets (see :func:`settings_from_query`, plus ``lecture``)."""
     settings, notices = settings_from_query(params)
-    lecture = _one(params.get("lecture", "0")).lower()
-    if lecture not in _LECTURE_ON | _LECTURE_OFF:
-        notices.append(f"lecture: {lecture[:40]!r} is not on/off; lecture mode stays off")
-    off = "lecture" in params and lecture in _LECTURE_OFF  # lecture=0: off, whatever step says
+    lecture = _one(params.get("lecture", "0")).strip().lower()
+    if lecture not in _LECTURE_ON + _LECTURE_OFF:
+        notices.append(
+            f"lecture: {lecture[:40]!r} is not one of {', '.join(_LECTURE_ON + _LECTURE_OFF)}; "
+            "lecture mode stays off"
+        )
+    # lecture=0, or a value it does not take: off, whatever step says
+    off = "lecture" in params and lecture not in _LECTURE_ON
     step = None
-    if "step" in params and off:
+    if "step" in params and off and lecture in _LECTURE_OFF:
         notices.append(
             f"step: {_one(params['step'])[:40]!r} is a lecture step and lecture=0 turns "
             "lecture mode off; showing the whole page"
         )
-    elif "step" in params:
+    elif "step" in params and not off:
         raw = _one(params["step"]).strip()
         if raw.isascii() and raw.isdigit() and 1 <= int(raw) <= STEP_COUNT:
             step = int(raw)
@@ -215,7 +230,7 @@ def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
             tab = raw
         else:
             notices.append(f"tab: {raw[:40]!r} is not one of {', '.join(TABS)}; ignored")
-    on = lecture in _LECTURE_ON or ("step" in params and not off)
+    on = not off and (lecture in _LECTURE_ON or "step" in params)
     return Link(settings, on, tuple(notices), step if on else None, tab)
 
 

@@ -215,16 +215,25 @@ def start_plotly_early(*, three_d: bool = False) -> None:
     _loader(key=LOADER_NAME, data={"preload": [build.source()]})
 
 
-def show_chart(figure: FigureSource, *, key: str, fill: bool = False, place: str = "") -> None:
+def show_chart(
+    figure: FigureSource,
+    *,
+    key: str,
+    fill: bool = False,
+    place: str = "",
+    canvas: Canvas | None = None,
+) -> None:
     """Draw ``figure`` in the chart ``key`` (one Plotly graph for the key's whole life).
 
-    ``figure``: a figure, or a function from the chart's :func:`chart_canvas` to one (so it
-    is laid out for the room it has). ``fill``: the figure's height follows the window's
-    (lecture mode), so a change of the window's height lays it out again. ``place``: where on
-    the page the chart stands, when that changes the room it has (lecture mode's slides put
-    more or less text above it): the room is remembered for each place.
+    ``figure``: a figure laid out for ``canvas`` (the chart's :func:`chart_canvas`, which the
+    caller asked for to build it, and to word what the figure decided), or a function from that
+    canvas to one. ``fill``: the figure's height follows the window's (lecture mode), so a
+    change of the window's height lays it out again. ``place``: where on the page the chart
+    stands, when that changes the room it has (lecture mode's slides put more or less text
+    above it): the room is remembered for each place.
     """
-    canvas = chart_canvas(key, place=place)
+    if canvas is None:
+        canvas = chart_canvas(key, place=place)
     built = figure(canvas) if callable(figure) else figure
     _serve_plotly()
     _component(

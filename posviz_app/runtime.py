@@ -130,6 +130,7 @@ def bound_malloc() -> bool:
 
 VIEW_SLOTS: Final = 2  # script runs that compute a view at the same moment (2 cores)
 _view_slots: Final = threading.BoundedSemaphore(VIEW_SLOTS)
+_holder: Final = threading.local()  # depth: how many view_slot() the thread is inside
 
 
 @contextmanager
@@ -142,10 +143,22 @@ def view_slot() -> Iterator[None]:
     nothing: the runs share two cores and the GIL, so they finish no sooner together than in
     turn (each waits for a slot in arrival order instead of sharing the CPU eight ways). The
     slots bound the server's peak by memory of two runs, whatever the class does
-    (benchmarks/loadtest.py, scenario ``explore``).
+    (benchmarks/loadtest.py, scenario ``explore``). A thread that holds one already (a view's
+    fragment drawn within its page's run) goes on: one run, one slot.
     """
+    if getattr(_holder, "depth", 0):  # this thread holds one: a fragment of its run
+        _holder.depth += 1
+        try:
+            yield
+        finally:
+            _holder.depth -= 1
+        return
     with _view_slots:
-        yield
+        _holder.depth = 1
+        try:
+            yield
+        finally:
+            _holder.depth = 0
 
 
 # --- rerun floods ---------------------------------------------------------------------------

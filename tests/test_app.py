@@ -19,9 +19,10 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 import torch
-from charts import sent_figures
+from charts import report_size, sent_figures
 from reference import book_window, repeated_groups, unescape_markdown
 from streamlit.testing.v1 import AppTest
+from widgets import example_menu, seed_box
 
 from posviz.tokenizer import encode, get_encoding
 
@@ -167,7 +168,7 @@ def test_controls_reproduce_the_torch_reference(
     assert_ok(at)
     at.slider(key="emb_dim").set_value(emb_dim).run()
     assert_ok(at)
-    at.text_input(key="seed_box").set_value(str(seed)).run()
+    seed_box(at).set_value(str(seed)).run()
     assert_ok(at)
     ids = encode(text)[:context_length]  # window 0
     assert [tid for _, _, tid in chips(at)] == ids
@@ -220,7 +221,7 @@ def test_changing_context_length_resets_stride_and_window(app_test: AppFactory) 
 
 def test_book_2_8_preset_shows_the_books_shapes(app_test: AppFactory, decode_array: Decode) -> None:
     at = app_test()
-    preset = at.selectbox(key="preset")
+    preset = example_menu(at)
     (name,) = [option for option in preset.options if "2.8" in option]
     preset.set_value(name).run()
     assert_ok(at)
@@ -320,7 +321,7 @@ def test_query_parameters_restore_a_view(app_test: AppFactory, decode_array: Dec
     assert not at.warning
     assert at.slider(key="context_length").value == 4
     assert at.slider(key="emb_dim").value == 8
-    assert at.text_input(key="seed_box").value == "7"
+    assert seed_box(at).value == "7"
     ids = encode("Every effort moves you")
     assert_matches_book(at, decode_array, seed=7, emb_dim=8, context_length=4, ids=ids)
 
@@ -328,7 +329,7 @@ def test_query_parameters_restore_a_view(app_test: AppFactory, decode_array: Dec
 def test_settings_are_written_back_to_the_url(app_test: AppFactory) -> None:
     at = app_test()
     at.slider(key="emb_dim").set_value(32).run()
-    at.text_input(key="seed_box").set_value("5").run()
+    seed_box(at).set_value("5").run()
     assert_ok(at)
     assert at.query_params["emb_dim"] in ("32", ["32"])
     assert at.query_params["seed"] in ("5", ["5"])
@@ -368,16 +369,20 @@ def test_a_seed_that_cannot_be_used_is_named_and_the_seed_stays(
     at = app_test(
         {"seed": "7", "emb_dim": "8", "context_length": "4", "text": "Every effort moves you"}
     )
-    at.text_input(key="seed_box").set_value(typed).run()
+    seed_box(at).set_value(typed).run()
     assert_ok(at)
     said = [str(w.value) for w in at.warning if "Seed:" in str(w.value)]
     assert said == [
         f"Seed: {typed!r} is not a whole number from 0 to 4,294,967,295; still using 7."
     ]
-    assert at.text_input(key="seed_box").value == "7"
+    assert seed_box(at).value == typed, "the box keeps what was typed, to be mended"
     ids = encode("Every effort moves you")
     assert_matches_book(at, decode_array, seed=7, emb_dim=8, context_length=4, ids=ids)
-    at.text_input(key="seed_box").set_value(" 11 ").run()  # a whole number: used, no message
+    report_size(at, "embeddings", width=900, height=600, window_width=1280, window_height=800)
+    assert [str(w.value) for w in at.warning if "Seed:" in str(w.value)] == said, (
+        "the notice stands until the seed box changes"
+    )
+    seed_box(at).set_value(" 11 ").run()  # a whole number: used, no message
     assert not [w for w in at.warning if "Seed:" in str(w.value)]
     assert_matches_book(at, decode_array, seed=11, emb_dim=8, context_length=4, ids=ids)
 

@@ -13,6 +13,7 @@ from charts import sent_figures
 from reference import book_attention, book_layers
 from reproduce import run_scripts_saved
 from streamlit.testing.v1 import AppTest
+from widgets import example_menu
 
 from posviz.tokenizer import encode
 
@@ -117,7 +118,7 @@ def test_the_example_button_fills_both_texts(app_test: AppFactory) -> None:
 
 def test_the_word_order_example_opens_the_tab(app_test: AppFactory) -> None:
     at = ok(app_test())
-    ok(at.selectbox(key="preset").set_value("Word order: The dog bites the man").run())
+    ok(example_menu(at).set_value("Word order: The dog bites the man").run())
     assert at.session_state["view"] == "Word order"
     assert compare_chart(at) is not None
 

@@ -18,6 +18,7 @@ import streamlit as st
 from charts import sent_figures
 from reference import book_tables
 from streamlit.testing.v1 import AppTest
+from widgets import seed_box
 
 from devtools.fake_hub import COMMIT, Blob, FakeHub
 from posviz.tokenizer import encode
@@ -74,7 +75,7 @@ def test_gpt2_view_shows_the_served_rows_exactly(
         assert np.array_equal(shown, want)
     assert at.slider(key="emb_dim").value == 768 and at.slider(key="emb_dim").disabled
     assert at.selectbox(key="scheme").value == "learned" and at.selectbox(key="scheme").disabled
-    assert at.text_input(key="seed_box").disabled
+    assert seed_box(at).disabled
     text = page_text(at)
     assert f"commit `{COMMIT[:12]}`" in text and "The seed has no effect" in text
     assert "GPT-2's trained tables fix d = 768 and the learned scheme" in text
@@ -136,7 +137,10 @@ def test_offline_without_cache_says_so_once_and_shows_the_init_view(
     shown = chart_panels(at, decode_array)[0]
     assert np.array_equal(shown, token_table[encode(TEXT)].numpy())
     assert at.radio(key="weights").value == "init"
-    assert "weights" not in at.query_params
+    assert dict(at.query_params) == {"weights": "gpt2"}, "the link keeps asking: a reload retries"
+    at.slider(key="emb_dim").set_value(32).run()  # what the notice describes changes
+    assert not [w for w in warnings(at) if "not in the cache" in w]
+    assert dict(at.query_params) == {"emb_dim": "32"}
 
 
 def test_choosing_gpt2_offline_restores_the_users_view(
@@ -152,7 +156,7 @@ def test_choosing_gpt2_offline_restores_the_users_view(
     assert at.radio(key="weights").value == "init"
     d, seed, scheme = (
         at.slider(key="emb_dim"),
-        at.text_input(key="seed_box"),
+        seed_box(at),
         at.selectbox(key="scheme"),
     )
     assert (d.value, seed.value, scheme.value) == (32, "5", "rope")

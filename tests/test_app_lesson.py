@@ -26,6 +26,7 @@ from charts import sent_figures
 from reference import book_window, cosine_similarity
 from reproduce import run_scripts
 from streamlit.testing.v1 import AppTest
+from widgets import example_menu, has_seed_box, nav, press, seed_box, slide_title
 
 from posviz.tokenizer import encode
 
@@ -183,7 +184,7 @@ CODE_SETTINGS = {"context_length": 4, "emb_dim": 12, "seed": 7, "stride": 3, "wi
 def set_code_settings(at: AppTest) -> AppTest:
     ok(at.slider(key="context_length").set_value(CODE_SETTINGS["context_length"]).run())
     ok(at.slider(key="emb_dim").set_value(CODE_SETTINGS["emb_dim"]).run())
-    ok(at.text_input(key="seed_box").set_value(str(CODE_SETTINGS["seed"])).run())
+    ok(seed_box(at).set_value(str(CODE_SETTINGS["seed"])).run())
     ok(at.slider(key="stride").set_value(CODE_SETTINGS["stride"]).run())
     return ok(at.slider(key="window").set_value(CODE_SETTINGS["window"]).run())
 
@@ -246,7 +247,9 @@ def test_download_tab_has_three_download_buttons(app_test: AppFactory) -> None:
 
 def step_buttons(at: AppTest) -> tuple[bool, bool]:
     """(Back disabled, Next disabled)."""
-    return at.button(key="step_back").disabled, at.button(key="step_next").disabled
+    data = nav(at)
+    assert data is not None
+    return data["step"] == 0, data["step"] == data["count"] - 1
 
 
 def outlined(at: AppTest, key: str) -> bool:
@@ -282,8 +285,8 @@ def test_lecture_mode_tells_the_story_one_click_at_a_time(app_test: AppFactory) 
     assert not any("-badge[" in m.value for m in at.markdown)
     for number, (title, chart, shown, marks, says) in enumerate(LECTURE, start=1):
         if number > 1:
-            ok(at.button(key="step_next").click().run())
-        assert at.header[0].value == title
+            ok(press(at, 1))
+        assert slide_title(at) == title
         assert params(at)["step"] == str(number), "the link follows the slide"
         assert step_buttons(at) == (number == 1, number == len(LECTURE))
         assert list(sent_figures(at)) == ([chart] if chart else [])
@@ -300,8 +303,8 @@ def test_lecture_mode_tells_the_story_one_click_at_a_time(app_test: AppFactory) 
         if chart == "compare":  # the example pair
             assert "The dog bites the man" in text and "The man bites the dog" in text
     for number in range(len(LECTURE) - 1, 0, -1):
-        ok(at.button(key="step_back").click().run())
-        assert at.header[0].value == LECTURE[number - 1][0]
+        ok(press(at, -1))
+        assert slide_title(at) == LECTURE[number - 1][0]
     assert step_buttons(at) == (True, False)
 
 
@@ -320,7 +323,7 @@ def test_lecture_answers_quote_the_numbers(
     at = ok(app_test({"lecture": "1", "step": "6", "scheme": scheme}))
     question = next(str(m.value) for m in at.markdown if "**Your guess?**" in str(m.value))
     assert "“␣rose” at 1, 4 and 7 still equal?" in question
-    ok(at.button(key="step_next").click().run())
+    ok(press(at, 1))
     answer = next(str(m.value) for m in at.markdown if "**Answer:**" in str(m.value))
     if scheme == "none":
         assert difference == 0.0 and "still identical (largest difference 0.0)" in answer
@@ -344,17 +347,17 @@ def test_lecture_hides_stride_and_seed_but_keeps_their_values(
     at = set_code_settings(ok(app_test()))  # T=4, d=12, seed 7, stride 3, window 1
     ok(at.toggle(key="lecture").set_value(True).run())
     assert "stride" not in [slider.key for slider in at.slider]
-    assert "seed_box" not in [box.key for box in at.text_input]
+    assert not has_seed_box(at)
     assert params(at)["seed"] == "7" and params(at)["stride"] == "3"
     for _ in range(6):  # to slide 7: the three panels
-        ok(at.button(key="step_next").click().run())
+        ok(press(at, 1))
     ids = encode(DEFAULT_TEXT)[3:7]  # window 1 starts at the stride, 3
     expected = book_window("learned", seed=7, emb_dim=12, context_length=4, token_ids=ids)
     assert_panels_equal(panels(at, decode_array), expected)
 
     ok(at.toggle(key="lecture").set_value(False).run())
     assert at.slider(key="stride").value == 3
-    assert at.text_input(key="seed_box").value == "7"
+    assert seed_box(at).value == "7"
     assert_panels_equal(panels(at, decode_array), expected)
 
 
@@ -417,14 +420,14 @@ def test_labels_say_what_the_scheme_adds(
 
 def test_changing_only_the_scheme_keeps_the_example(app_test: AppFactory) -> None:
     at = ok(app_test())
-    example = at.selectbox(key="preset").value
+    example = example_menu(at).value
     assert example != "Your own text"
     ok(at.selectbox(key="scheme").set_value("rope").run())
-    assert at.selectbox(key="preset").value == example
+    assert example_menu(at).value == example
     ok(at.slider(key="emb_dim").set_value(10).run())
-    assert at.selectbox(key="preset").value == "Your own text"
+    assert example_menu(at).value == "Your own text"
     ok(at.slider(key="emb_dim").set_value(64).run())  # back to the example's d
-    assert at.selectbox(key="preset").value == example
+    assert example_menu(at).value == example
 
 
 def test_the_example_menu_follows_the_settings(app_test: AppFactory) -> None:
@@ -432,14 +435,14 @@ def test_the_example_menu_follows_the_settings(app_test: AppFactory) -> None:
     example names it, a text typed by hand is the user's own, and choosing "Your own text"
     empties the text box for the user's words."""
     at = ok(app_test({"text": "Every effort moves you", "context_length": "4"}))
-    assert at.selectbox(key="preset").value == "Every effort moves you"
+    assert example_menu(at).value == "Every effort moves you"
     ok(at.text_area(key="text").set_value("my own words").run())
-    assert at.selectbox(key="preset").value == "Your own text"
-    ok(at.selectbox(key="preset").set_value("A rose is a rose (repeated words)").run())
+    assert example_menu(at).value == "Your own text"
+    ok(example_menu(at).set_value("A rose is a rose (repeated words)").run())
     assert at.text_area(key="text").value == "A rose is a rose is a rose."
-    ok(at.selectbox(key="preset").set_value("Your own text").run())
+    ok(example_menu(at).set_value("Your own text").run())
     assert at.text_area(key="text").value == ""
-    assert at.selectbox(key="preset").value == "Your own text"
+    assert example_menu(at).value == "Your own text"
     assert any("Type or paste some text" in info.value for info in at.info)
 
 
@@ -448,21 +451,21 @@ def test_the_example_menu_follows_the_settings(app_test: AppFactory) -> None:
 )
 def test_step_link_opens_that_step(app_test: AppFactory, step: str, shown: int | None) -> None:
     at = ok(app_test({"lecture": "1", "step": step}))
-    assert at.header[0].value.startswith(f"{step}.")
+    assert slide_title(at).startswith(f"{step}.")
     assert visible_panels(at) == shown
     assert params(at)["step"] == step
     if step != "1":
-        ok(at.button(key="step_back").click().run())
+        ok(press(at, -1))
         assert params(at)["step"] == str(int(step) - 1), "the link follows the slide"
 
 
 def test_the_position_steps_follow_the_scheme(app_test: AppFactory) -> None:
     at = ok(app_test({"step": "7", "scheme": "none"}))
-    assert at.header[0].value == "7. Input embeddings = token embeddings"
-    ok(at.button(key="step_back").click().run())
-    assert at.header[0].value == "6. Input embeddings = token embeddings"
-    ok(at.button(key="step_back").click().run())
-    assert at.header[0].value == "5. No positional signal"
+    assert slide_title(at) == "7. Input embeddings = token embeddings"
+    ok(press(at, -1))
+    assert slide_title(at) == "6. Input embeddings = token embeddings"
+    ok(press(at, -1))
+    assert slide_title(at) == "5. No positional signal"
 
 
 def test_a_text_too_long_for_its_link_says_so_and_offers_the_file(app_test: AppFactory) -> None:

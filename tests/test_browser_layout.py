@@ -128,8 +128,8 @@ def wait_drawn(page: Any, shown: int = 3, selector: str = CHART) -> None:
 
 
 # True when Streamlit has finished its run: Back/Next drawn, nothing stale, no run indicator.
-IDLE = """() => !!document.querySelector('.st-key-step_back button')
-    && !!document.querySelector('.st-key-step_next button')
+IDLE = """() => !!document.querySelector('.posviz-nav-back')
+    && !!document.querySelector('.posviz-nav-next')
     && !document.querySelector('[data-stale="true"]')
     && !document.querySelector('[data-testid="stStatusWidget"]')"""
 
@@ -168,7 +168,7 @@ def test_every_lecture_step_fits_one_screen(
     assert sidebar is None or sidebar[3] <= 1, f"the sidebar starts collapsed: {sidebar}"
     for number in range(1, len(STEP_TITLES) + 1):
         if number > 1:
-            page.locator(".st-key-step_next button").click()
+            page.locator(".posviz-nav-next").click()
             wait_step(page, number)
         assert_fits(page, width, height, STEP_CHARTS[number - 1][0])
     assert page.console_errors == []
@@ -179,9 +179,9 @@ def assert_fits(page: Any, width: int, height: int, chart: str | None) -> None:
     the axis titles too."""
     assert page.evaluate(SCROLL) == [0, 0]
     for selector in (
-        ".st-key-step_back button",
-        ".st-key-step_next button",
-        ".st-key-lecture_stage h2",
+        ".posviz-nav-back",
+        ".posviz-nav-next",
+        ".posviz-nav-title",
         ".st-key-lecture_stage [data-testid='stMarkdownContainer']",
     ):
         assert_in_window(page, selector, width, height)
@@ -213,7 +213,7 @@ def test_a_1280x720_projector_labels_every_row_of_a_16_token_sentence(
     ]
     for number in embeddings_slides:
         if number > embeddings_slides[0]:
-            page.locator(".st-key-step_next button").click()
+            page.locator(".posviz-nav-next").click()
         wait_step(page, number)
         labels = page.evaluate(ROW_LABELS, CHART)
         rows = [label.split(" · ")[0] for label in labels]
@@ -226,12 +226,11 @@ def test_back_and_next_are_large_enough_for_a_projector(sized: Any, server_url: 
     page = sized(1920, 1080)
     page.goto(f"{server_url}/?lecture=1&step=3")
     wait_step(page, 3)
-    for key in ("step_back", "step_next"):
-        button = page.locator(f".st-key-{key} button")
+    for name in ("back", "next"):
+        button = page.locator(f".posviz-nav-{name}")
         assert button.bounding_box()["height"] >= 48
-        label = page.locator(f".st-key-{key} button p").first
-        size = label.evaluate("(p) => parseFloat(getComputedStyle(p).fontSize)")
-        assert size >= 20, (key, size)
+        size = button.evaluate("(b) => parseFloat(getComputedStyle(b).fontSize)")
+        assert size >= 20, (name, size)
     caption = page.locator(".st-key-lecture_stage [data-testid='stMarkdownContainer'] p").first
     assert caption.evaluate("(p) => parseFloat(getComputedStyle(p).fontSize)") >= 20
     ticks = page.evaluate(

@@ -73,8 +73,8 @@ def test_similarity_tab_draws_three_heatmaps(page: Any, server_url: str) -> None
 
 def test_lecture_link_steps_through_the_pipeline(page: Any, server_url: str) -> None:
     page.goto(f"{server_url}/?lecture=1")
-    next_button = page.locator(".st-key-step_next button")
-    back_button = page.locator(".st-key-step_back button")
+    next_button = page.locator(".posviz-nav-next")
+    back_button = page.locator(".posviz-nav-back")
     page.get_by_role("heading", name="1. Text").wait_for(timeout=LOAD_TIMEOUT)
     assert back_button.is_disabled()
     assert page.locator(EMBEDDINGS).count() == 0  # step 0: the text, no chart yet

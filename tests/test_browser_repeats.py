@@ -173,7 +173,7 @@ def test_similarity_and_word_order_steps_ask_then_reveal(sized: Any, server_url:
     question = page.locator(".st-key-lecture_question").inner_text()
     assert "Which cells of the token panel read 1.0?" in question
     assert coloured_outlines(page, SIMILARITY) == 0, "the question shows no answer"
-    page.locator(".st-key-step_next button").click()
+    page.locator(".posviz-nav-next").click()
     page.get_by_role("heading", name="9. Similarity").wait_for(timeout=LOAD_TIMEOUT)
     wait_idle_text(page, "Answer:")
     wait_drawn(page, SIMILARITY, 3)
@@ -183,7 +183,7 @@ def test_similarity_and_word_order_steps_ask_then_reveal(sized: Any, server_url:
     answer = page.locator(".st-key-lecture_answer").inner_text()
     assert "exactly the 5 pairs of one token" in answer and "(1, 4), (1, 7) and (4, 7)" in answer
 
-    page.locator(".st-key-step_next button").click()
+    page.locator(".posviz-nav-next").click()
     page.get_by_role("heading", name="10. Word order").wait_for(timeout=LOAD_TIMEOUT)
     wait_idle_text(page, "Your guess?")
     assert "can self-attention tell the two texts apart?" in page.inner_text("body")

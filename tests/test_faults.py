@@ -26,6 +26,7 @@ import streamlit.config
 from charts import sent_figures
 from reference import book_window, decode_array
 from streamlit.testing.v1 import AppTest
+from widgets import seed_box
 
 import posviz.tokenizer
 from devtools.server import free_port, start_server
@@ -150,11 +151,11 @@ def test_cache_clear_mid_session_keeps_numbers_right(app_test: Callable[..., App
     assert_chart_matches(at, 5, 16, 8)
     st.cache_resource.clear()
     st.cache_data.clear()
-    at.text_input(key="seed_box").set_value("6").run()
+    seed_box(at).set_value("6").run()
     assert_chart_matches(at, 6, 16, 8)
     st.cache_resource.clear()
     st.cache_data.clear()
-    at.text_input(key="seed_box").set_value("5").run()
+    seed_box(at).set_value("5").run()
     assert_chart_matches(at, 5, 16, 8)
     at.text_area(key="text").set_value("Every effort moves you, every effort.").run()
     assert_chart_matches(at, 5, 16, 8)
@@ -167,10 +168,10 @@ def test_lru_eviction_past_max_entries_keeps_numbers_right(
     at = app_test(query={"seed": "1000", "emb_dim": "8", "context_length": "4"})
     assert_chart_matches(at, 1000, 8, 4)
     for offset in range(1, 10):
-        at.text_input(key="seed_box").set_value(str(1000 + offset)).run()
+        seed_box(at).set_value(str(1000 + offset)).run()
         at.slider(key="emb_dim").set_value(8 + 2 * (offset % 3)).run()
         assert_chart_matches(at, 1000 + offset, 8 + 2 * (offset % 3), 4)
-    at.text_input(key="seed_box").set_value("1000").run()
+    seed_box(at).set_value("1000").run()
     at.slider(key="emb_dim").set_value(8).run()
     assert_chart_matches(at, 1000, 8, 4)
 
@@ -211,10 +212,17 @@ HTML_SINKS = re.compile(
 )
 
 
-# The page's one static style block (see PAGE_STYLE in posviz_app/page.py): the only HTML
-# sink allowed.
-STYLE_SINK = "st.html(PAGE_STYLE)"
+# The page's one static style block (posviz_app/page.css, drawn by page.py with st.html of its
+# path, which wraps a .css file in <style> tags): the only HTML sink allowed.
+STYLE_SINK = "st.html(PAGE_CSS)"
 PAGE = ROOT / "posviz_app" / "page.py"
+PAGE_CSS = ROOT / "posviz_app" / "page.css"
+# Lecture mode's navigation component (posviz_app/lecture.py): its JavaScript and CSS are the
+# packaged nav.js and nav.css; its data is the slide's number and title.
+LECTURE = ROOT / "posviz_app" / "lecture.py"
+LECTURE_SINK = (
+    "_nav = st.components.v2.component(NAV_NAME, js=NAV_JS, css=NAV_CSS, isolate_styles=False)"
+)
 # The chart component (posviz_app/chart.py): its JavaScript is the packaged chart.js (for the
 # charts and for the early loader of plotly.js, hidden by one static style block), and the
 # first component API (posviz_app/_streamlit.py) only registers plotly.js's folders for
@@ -248,6 +256,7 @@ def test_no_html_sink_in_app_or_core() -> None:
         and not (path == PAGE and line.strip() == STYLE_SINK)
         and not (path == CHART and line.strip() in CHART_SINKS)
         and not (path == INTERNALS and line.strip() in INTERNALS_SINKS)
+        and not (path == LECTURE and line.strip() == LECTURE_SINK)
     ]
     assert not hits, "HTML/JS sinks (user text could reach them):\n" + "\n".join(hits)
 
@@ -295,30 +304,45 @@ def test_the_chart_component_holds_only_static_code() -> None:
     assert "textContent" in script  # its one message is text, never markup
 
 
-def test_the_one_style_block_is_a_static_constant() -> None:
-    """``st.html(PAGE_STYLE)`` appears once, and PAGE_STYLE is one plain string literal
-    assigned once at module level: no f-string, no user text, only CSS in <style> tags."""
+def test_the_one_style_block_is_a_static_file() -> None:
+    """``st.html(PAGE_CSS)`` appears once, and PAGE_CSS is the packaged page.css, assigned once
+    at module level; the file holds only CSS: no markup, scripts, links out or imports."""
     source = PAGE.read_text(encoding="utf-8")
     assert source.count("st.html(") == 1 and source.count(STYLE_SINK) == 1
     tree = ast.parse(source)
-    stores = [
-        node
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Name)
-        and node.id == "PAGE_STYLE"
-        and isinstance(node.ctx, ast.Store)
-    ]
-    assert len(stores) == 1, "PAGE_STYLE is assigned exactly once"
     (assign,) = [
         node
         for node in tree.body
-        if isinstance(node, ast.Assign) and any(t is stores[0] for t in node.targets)
+        if isinstance(node, ast.AnnAssign)
+        and isinstance(node.target, ast.Name)
+        and node.target.id == "PAGE_CSS"
     ]
-    value = assign.value
-    assert isinstance(value, ast.Constant) and isinstance(value.value, str), "a plain literal"
-    css = value.value.strip()
-    assert css.startswith("<style>") and css.endswith("</style>")
-    assert UNSAFE_IN_STYLE.search(css[len("<style>") : -len("</style>")]) is None
+    assert assign.value is not None
+    assert (
+        ast.unparse(assign.value) == "Path(str(resources.files('posviz_app').joinpath('page.css')))"
+    )
+    assert UNSAFE_IN_STYLE.search(PAGE_CSS.read_text(encoding="utf-8")) is None
+
+
+def test_the_lecture_navigation_holds_only_static_code() -> None:
+    """The navigation component's code is the packaged nav.js and nav.css; nav.js writes its
+    title as text and runs nothing it is given."""
+    source = LECTURE.read_text(encoding="utf-8")
+    assert source.count(LECTURE_SINK) == 1
+    tree = ast.parse(source)
+    values = {
+        node.target.id: ast.unparse(node.value)
+        for node in tree.body
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value
+    }
+    for name, file in (("NAV_JS", "nav.js"), ("NAV_CSS", "nav.css")):
+        assert values[name] == (
+            f"resources.files('posviz_app').joinpath('{file}').read_text(encoding='utf-8')"
+        )
+    script = (ROOT / "posviz_app" / "nav.js").read_text(encoding="utf-8")
+    assert JS_SINKS.search(script) is None, JS_SINKS.search(script)
+    assert "title.textContent = title" in script
+    assert UNSAFE_IN_STYLE.search((ROOT / "posviz_app" / "nav.css").read_text()) is None
 
 
 # --- a server restart mid-session ---------------------------------------------------------

@@ -60,9 +60,10 @@ def test_the_packaged_settings_are_the_repositorys() -> None:
 
 def test_everything_the_app_needs_is_package_data() -> None:
     data = PYPROJECT["tool"]["setuptools"]["package-data"]
-    assert {"streamlit_app.py", ".streamlit/config.toml", "chart.js", "plotly_js/*"} <= set(
-        data["posviz_app"]
-    )
+    assert {
+        "streamlit_app.py", ".streamlit/config.toml", "chart.js", "plotly_js/*", "nav.js",
+        "nav.css", "page.css",
+    } <= set(data["posviz_app"])  # fmt: skip
     assert (
         (ROOT / "posviz_app" / "streamlit_app.py")
         .read_text(encoding="utf-8")

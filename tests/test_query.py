@@ -333,11 +333,28 @@ def test_read_link_takes_the_lecture_flag(raw: str, lecture: bool) -> None:
     assert link == Link(Settings(emb_dim=8), lecture, ())
 
 
-@pytest.mark.parametrize("raw", ["yes", "2", "", "<b>"])
-def test_read_link_ignores_a_bad_lecture_flag_with_a_notice(raw: str) -> None:
-    link = read_link({"lecture": [raw]})
-    assert (link.settings, link.lecture) == (DEFAULT, False)
-    assert link.notices == (f"lecture: {raw!r} is not on/off; lecture mode stays off",)
+@pytest.mark.parametrize("raw", ["yes", "2", "", "<b>", "maybe"])
+@pytest.mark.parametrize("step", [None, "3"])
+def test_read_link_ignores_a_bad_lecture_flag_with_a_notice(raw: str, step: str | None) -> None:
+    """A value ``lecture=`` does not take names the ones it takes and leaves lecture mode off,
+    with or without a step (the notice must not say "off" while a step turns it on)."""
+    link = read_link({"lecture": [raw]} | ({} if step is None else {"step": step}))
+    assert (link.settings, link.lecture, link.step) == (DEFAULT, False, None)
+    assert link.notices == (
+        f"lecture: {raw!r} is not one of 1, true, on, 0, false, off; lecture mode stays off",
+    )
+
+
+@pytest.mark.parametrize(
+    "key", ["utm_source", "utm_medium", "UTM_Campaign", "utm_", "fbclid", "gclid", "msclkid"]
+)
+def test_tracking_parameters_are_ignored_without_a_word(key: str) -> None:
+    link = read_link({key: "newsletter", "lecture": "1", "step": "3"})
+    assert link == Link(DEFAULT, True, (), 3)
+
+
+def test_parameters_that_only_look_like_tracking_are_named() -> None:
+    assert read_link({"utmsource": "x"}).notices == ("unknown parameter 'utmsource' ignored",)
 
 
 def test_read_link_keeps_the_settings_notices() -> None:

@@ -23,6 +23,7 @@ import torch
 from charts import report_size, sent_figures
 from reference import book_tables, decode_array
 from streamlit.testing.v1 import AppTest
+from widgets import seed_box
 
 from posviz.tokenizer import encode
 
@@ -229,7 +230,7 @@ def test_valid_params_restore_the_view(
     assert at.slider(key="emb_dim").value == emb_dim
     assert at.slider(key="context_length").value == context_length
     assert at.slider(key="stride").value == stride
-    assert int(at.text_input(key="seed_box").value) == seed
+    assert int(seed_box(at).value) == seed
     token_ids = encode(text)
     n = min(len(token_ids), context_length)
     token_weight, pos_weight = book_tables(seed, emb_dim, context_length)

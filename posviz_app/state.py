@@ -1,0 +1,346 @@
+"""The session's state: every key named once, read and written only here.
+
+Streamlit keeps a session's state in ``st.session_state``, a dictionary shared by the widgets
+(each widget's ``key``) and the page. posviz reads and writes it through this module only:
+
+* the **settings widgets** carry the fields of :class:`~posviz.config.Settings` under the
+  fields' own names (``text``, ``context_length``...), so the settings shown are
+  :func:`settings`;
+* **callbacks only set state** (they never draw): the page's widgets name the callbacks below;
+* a **notice lives until the user changes what it describes** (:class:`Notice`), not until the
+  next rerun: a chart's size report, a click elsewhere or a fragment's rerun leave it standing.
+
+Why the page never writes a widget's value on an ordinary run: the browser sends every widget's
+value with every rerun request, and a value the script set is in the browser only once that
+run's elements have arrived. A request sent before (a chart's size report, a fast click) carries
+the widget's old value, which Streamlit takes for the user's change and passes to its callback.
+That is how a link to a window the text lacks emptied the user's text: the example menu's value,
+derived from the settings, changed between the link's first two runs, the size report carried
+the old one ("Your own text") and its callback emptied the text boxes. So a widget whose value
+is *derived* from other state gets a key that names that value (:func:`derived_key`): when the
+value changes, the widget is a new one, drawn with it, and an old value from the browser
+belongs to a widget that no longer exists.
+
+>>> derived_key(PRESET, "A rose is a rose")
+'preset=A rose is a rose'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from functools import wraps
+from typing import Any, Final, Literal
+
+import streamlit as st
+
+from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT
+from posviz.config import (
+    MAX_TEXT_CHARS,
+    Settings,
+    SettingsError,
+    for_weights,
+    settings_from_widgets,
+    widget_values,
+)
+from posviz.lesson.lecture import SLIDES
+from posviz.presets import PRESETS
+from posviz.query import seed_from_text
+from posviz.tokenizer import TokenizerDataError
+from posviz.view import batch_for
+
+# --- the keys ------------------------------------------------------------------------------
+# Settings widgets: the Settings field names (posviz.config.widget_values).
+SETTINGS_KEYS: Final = tuple(field.name for field in fields(Settings))
+TEXT: Final = "text"
+COMPARE_TEXT: Final = "compare_text"
+CONTEXT_LENGTH: Final = "context_length"
+EMB_DIM: Final = "emb_dim"
+SEED: Final = "seed"  # the seed in use (no widget: the seed box below shows it)
+STRIDE: Final = "stride"
+WINDOW: Final = "window"
+SCHEME: Final = "scheme"
+WEIGHTS: Final = "weights"
+CAUSAL: Final = "causal"
+# Other widgets.
+PRESET: Final = "preset"  # the example menu (a derived key: see derived_key)
+SEED_BOX: Final = "seed_box"  # the seed as typed (a derived key)
+LECTURE: Final = "lecture"  # the lecture-mode toggle
+TAB: Final = "view"  # the tabs (st.tabs key); its value is the open tab's label
+BEYOND: Final = "beyond"  # Distance tab: positions past the context length
+MORE_CHIPS: Final = "more_chips"  # the "and N more tokens" expander
+NAV: Final = "lecture_nav"  # lecture mode's navigation component
+# The page's own state (no widget).
+STEP: Final = "step"  # lecture mode's slide, from 0
+_LINK_READ: Final = "_link_read"  # the session's settings were read from its link
+_NOTICES: Final = "_notices"  # what the page has to say, until what it describes changes
+_INIT_DIM_SCHEME: Final = "_init_dim_scheme"  # the random init's d and scheme before GPT-2
+_GPT2_COMMIT: Final = "_gpt2_commit"  # the Hub commit of the GPT-2 tables this run shows
+_CUT_FROM: Final = "_cut_from:"  # + a text box's key: its length before it was cut
+
+
+def derived_key(key: str, value: object) -> str:
+    """The key of a widget whose value is derived from other state: one widget per value."""
+    return f"{key}={value}"
+
+
+def get(key: str, default: Any = None) -> Any:
+    """The value under ``key`` (``default`` when there is none)."""
+    return st.session_state.get(key, default)
+
+
+def set_values(values: Mapping[str, object]) -> None:
+    """Set several keys (in a callback, or before their widgets are drawn)."""
+    st.session_state.update(values)
+
+
+def settings() -> Settings:
+    """The settings the widgets hold now (not validated)."""
+    return settings_from_widgets(st.session_state.to_dict())
+
+
+# --- the session's first run ------------------------------------------------------------
+
+
+def first_run() -> bool:
+    """Whether this run is the session's first (the one that reads the link)."""
+    return _LINK_READ not in st.session_state
+
+
+def mark_link_read() -> None:
+    """The link has been read: later runs keep what the user does."""
+    st.session_state[_LINK_READ] = True
+
+
+def once_link_read(callback: Any) -> Any:
+    """A widget callback that runs only in a session whose state was set up from its link.
+
+    Streamlit's ``clear_cache`` message empties the session's state too; the callbacks that
+    follow would find none of the keys they read (a KeyError the load test found). They are
+    skipped instead, and the run after them reads the view back from the link.
+    """
+
+    @wraps(callback)
+    def guarded(*args: object, **kwargs: object) -> None:
+        if _LINK_READ in st.session_state:
+            callback(*args, **kwargs)
+
+    return guarded
+
+
+# --- notices ------------------------------------------------------------------------------
+
+Where = Literal["top", "seed", "window"]
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the page says (a warning) about some of its state: shown while the values of
+    ``about`` are still ``seen``, the ones they had when it was said. ``tag`` names a kind of
+    notice that replaces the one before it (a second bad seed, a second failed download)."""
+
+    text: str
+    where: Where
+    about: tuple[str, ...]
+    seen: tuple[object, ...]
+    tag: str = ""
+    icon: str = "⚠️"
+
+    def stands(self, values: Mapping[str, object]) -> bool:
+        """Whether what it describes is unchanged in ``values``."""
+        return tuple(values.get(key) for key in self.about) == self.seen
+
+
+def say(text: str, *, where: Where, about: Sequence[str], tag: str = "", icon: str = "⚠️") -> None:
+    """Keep a notice about the current values of ``about``, replacing one with the same text,
+    or with the same ``tag``."""
+    values = st.session_state.to_dict()
+    seen = tuple(values.get(key) for key in about)
+    notice = Notice(text, where, tuple(about), seen, tag, icon)
+    kept = [
+        n
+        for n in st.session_state.get(_NOTICES, ())
+        if n.text != text and not (tag and n.tag == tag)
+    ]
+    st.session_state[_NOTICES] = (*kept, notice)
+
+
+def notices(where: Where) -> list[Notice]:
+    """The notices for ``where`` that still stand; the others are forgotten."""
+    values = st.session_state.to_dict()
+    kept = [n for n in st.session_state.get(_NOTICES, ()) if n.stands(values)]
+    st.session_state[_NOTICES] = tuple(kept)
+    return [n for n in kept if n.where == where]
+
+
+def stands(tag: str) -> bool:
+    """Whether a notice tagged ``tag`` still stands."""
+    values = st.session_state.to_dict()
+    return any(n.tag == tag and n.stands(values) for n in st.session_state.get(_NOTICES, ()))
+
+
+# --- lecture mode ------------------------------------------------------------------------
+
+
+def lecture() -> bool:
+    """Whether lecture mode is on."""
+    return bool(st.session_state.get(LECTURE))
+
+
+def step() -> int:
+    """The lecture slide to show, from 0 (outside lecture mode: the last)."""
+    if not lecture():
+        return len(SLIDES) - 1
+    return min(max(int(st.session_state.get(STEP, 0)), 0), len(SLIDES) - 1)
+
+
+def go_to_step(number: int) -> None:
+    """Show lecture slide ``number`` (from 0; kept within the slides)."""
+    st.session_state[STEP] = min(max(int(number), 0), len(SLIDES) - 1)
+
+
+# --- text boxes ----------------------------------------------------------------------------
+
+
+def keep_within_limit(key: str) -> None:
+    """Cut the text box ``key`` to its first ``MAX_TEXT_CHARS`` characters, remembering that it
+    was cut. Called before the box is drawn (the browser then shows the cut text) and by its
+    callback."""
+    text = st.session_state.get(key)
+    if isinstance(text, str) and len(text) > MAX_TEXT_CHARS:
+        st.session_state[_CUT_FROM + key] = len(text)
+        st.session_state[key] = text[:MAX_TEXT_CHARS]
+
+
+def cut_to_limit(key: str) -> None:
+    """A text box's callback: a paste longer than the limit keeps its first ``MAX_TEXT_CHARS``
+    characters (the box has no ``max_chars``: in the browser that refuses the whole paste); an
+    edit within the limit forgets an earlier cut."""
+    st.session_state.pop(_CUT_FROM + key, None)
+    keep_within_limit(key)
+
+
+def cut_from(key: str) -> int | None:
+    """How long the text in box ``key`` was before it was cut, if it was."""
+    original = st.session_state.get(_CUT_FROM + key)
+    return original if isinstance(original, int) else None
+
+
+# --- GPT-2's tables ------------------------------------------------------------------------
+
+
+def remember_init_dim_scheme() -> None:
+    """Before switching to GPT-2's tables: the random init's d and scheme, to return to."""
+    st.session_state[_INIT_DIM_SCHEME] = (st.session_state[EMB_DIM], st.session_state[SCHEME])
+
+
+def init_dim_scheme() -> tuple[int, str]:
+    """The d and scheme the random init had before GPT-2 (a link that opened with GPT-2: the
+    defaults)."""
+    emb_dim, scheme = st.session_state.get(_INIT_DIM_SCHEME, (Settings.emb_dim, Settings.scheme))
+    return int(emb_dim), str(scheme)
+
+
+def set_tables_commit(commit: str) -> None:
+    """The Hub commit of the GPT-2 tables this run shows."""
+    st.session_state[_GPT2_COMMIT] = commit
+
+
+def tables_commit() -> str:
+    """The Hub commit of the GPT-2 tables this run shows (not the cache's current ref)."""
+    return str(st.session_state.get(_GPT2_COMMIT, "unknown"))
+
+
+def forget(keys: Iterable[str]) -> None:
+    """Drop ``keys`` (a view's own widgets, when what they were for changes)."""
+    for key in keys:
+        st.session_state.pop(key, None)
+
+
+# --- callbacks: they only set state --------------------------------------------------------
+
+WORD_ORDER_TAB: Final = "Word order"  # the label of the tab an example pair opens
+
+
+@once_link_read
+def apply_preset(name: str) -> None:
+    """The example menu (``name``: the widget's key): load the chosen example into the widgets
+    (keeping the weights); "Your own text" empties the text boxes for the user's own words."""
+    preset = PRESETS.get(st.session_state[name])
+    if preset is None:
+        st.session_state[TEXT] = st.session_state[COMPARE_TEXT] = ""
+        return
+    st.session_state.update(widget_values(for_weights(preset, st.session_state[WEIGHTS])))
+    if preset.compare_text:
+        st.session_state[TAB] = WORD_ORDER_TAB
+
+
+@once_link_read
+def switch_weights() -> None:
+    """GPT-2's tables fix d = 768 and the learned scheme; back on init, the view's own d and
+    scheme return."""
+    if st.session_state[WEIGHTS] == "gpt2":
+        remember_init_dim_scheme()
+        fixed = for_weights(settings(), "gpt2")
+        st.session_state.update({EMB_DIM: fixed.emb_dim, SCHEME: fixed.scheme})
+    else:
+        back_to_init()
+
+
+def back_to_init() -> None:
+    """Weights back to the random init, with the d and scheme it had before GPT-2. Only in a
+    callback or before the widgets are drawn."""
+    emb_dim, scheme = init_dim_scheme()
+    st.session_state.update({WEIGHTS: "init", EMB_DIM: emb_dim, SCHEME: scheme})
+
+
+@once_link_read
+def reset_step() -> None:
+    """Lecture mode starts at its first slide."""
+    st.session_state[STEP] = 0
+
+
+@once_link_read
+def keep_stride_in_step() -> None:
+    """Moving the context length moves the stride with it (non-overlapping windows)."""
+    st.session_state[STRIDE] = st.session_state[CONTEXT_LENGTH]
+    st.session_state[WINDOW] = 0
+
+
+@once_link_read
+def keep_window_in_batch() -> None:
+    """A new stride keeps the window shown if the batch still has it, else shows its last
+    window: a valid window, without the notice meant for links."""
+    try:
+        batch = batch_for(settings())
+    except (SettingsError, TokenizerDataError):
+        return  # the run itself says what is wrong
+    st.session_state[WINDOW] = min(st.session_state[WINDOW], max(batch.num_windows - 1, 0))
+
+
+@once_link_read
+def read_seed(box: str) -> None:
+    """The seed box's callback (``box``: its key): use the seed typed, or keep the one in use
+    and say why, until the seed or the box changes."""
+    seed, notice = seed_from_text(str(st.session_state[box]), int(st.session_state[SEED]))
+    st.session_state[SEED] = seed
+    if notice is not None:  # the box keeps what was typed, to be mended
+        say(notice, where="seed", about=(SEED, box), tag="seed")
+
+
+@once_link_read
+def use_example_pair() -> None:
+    """The Word-order tab's example: "The dog bites the man" / "The man bites the dog"."""
+    st.session_state.update({TEXT: DEFAULT_TEXT, COMPARE_TEXT: DEFAULT_COMPARE_TEXT, WINDOW: 0})
+
+
+@once_link_read
+def take_nav_target() -> None:
+    """Lecture mode's navigation (Back / Next and the clicker's keys): the slide the browser
+    asks for. It counts every press itself and sends the slide they lead to, so presses that
+    come faster than the page can answer all count (a rerun request carries the newest)."""
+    value = st.session_state.get(NAV)
+    target = value.get("target") if isinstance(value, Mapping) else None
+    step_asked = target.get("step") if isinstance(target, Mapping) else None
+    if isinstance(step_asked, int) and not isinstance(step_asked, bool):
+        go_to_step(step_asked)

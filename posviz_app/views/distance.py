@@ -1,0 +1,59 @@
+"""The Distance & length view: the cosine of positions i and i + k per scheme, and what lies
+past the context length. Its lecture slides show a quarter of T past the context length."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import streamlit as st
+
+from posviz.distance import MAX_BEYOND, build_distance, default_beyond
+from posviz.lesson import distance as distance_lesson
+from posviz.plots.distance import distance_spec
+from posviz_app import state
+from posviz_app.caches import kept, tables_for
+from posviz_app.chart import chart_canvas, show_chart
+from posviz_app.room import Room, ask_or_answer, chart_room, explain
+from posviz_app.views.code import view_code
+from posviz_app.views.layout import narrow, slide_question
+
+KEY: Final = "distance"
+
+
+def render(room: Room) -> None:
+    """The tab (with its slider of positions past T), or a lecture slide."""
+    slide = room.slide
+    if slide is not None and (not slide.revealed or room.view.embeddings is None):
+        ask_or_answer(slide, slide_question(room), lambda: "")
+        return
+    _chart(room)
+
+
+@chart_room
+def _chart(room: Room) -> None:
+    settings, slide = room.settings, room.slide
+    canvas = chart_canvas(KEY, place=room.place)
+    if slide is not None:
+        distance = build_distance(room.view, tables=room.tables, init_tables=tables_for, memo=kept)
+        ask_or_answer(slide, slide_question(room), lambda: distance_lesson.lecture_answer(distance))
+        spec = distance_spec(distance, lecture=True, stacked=narrow(canvas))
+        show_chart(spec, key=KEY, canvas=canvas, fill=True, place=room.place)
+        return
+    most = min(MAX_BEYOND, max(settings.context_length, 8))  # up to T more (at least 8)
+    asked = int(state.get(state.BEYOND, default_beyond(settings.context_length)))
+    state.set_values({state.BEYOND: min(asked, most)})  # T went down: within the new range
+    beyond = st.slider(
+        "Positions past the context length (E)",
+        0,
+        most,
+        key=state.BEYOND,
+        help=distance_lesson.BEYOND_HELP,
+    )
+    distance = build_distance(
+        room.view, beyond=beyond, tables=room.tables, init_tables=tables_for, memo=kept
+    )
+    explain(distance_lesson.INTRO, lecture=False)
+    show_chart(distance_spec(distance, stacked=narrow(canvas)), key=KEY, canvas=canvas)
+    for paragraph in distance_lesson.sentences(distance):
+        st.markdown(paragraph)
+    view_code(settings, "distance", beyond=beyond)

@@ -1,0 +1,72 @@
+"""The Embeddings view: the lesson in numbers, the three heatmaps (token | position | input),
+and what the scheme adds. Lecture slides 3 to 7 draw it one panel at a time."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import streamlit as st
+
+from posviz.lesson.gpt2 import source_caption
+from posviz.lesson.lecture import input_answer, question_text, token_answer
+from posviz.lesson.repeats import lesson_sentence
+from posviz.lesson.schemes import SCHEME_NOTES
+from posviz.plots import Canvas
+from posviz.plots.heatmaps import embeddings_spec, stacks
+from posviz.repeats import repeat_facts
+from posviz_app import state
+from posviz_app.chart import chart_canvas, show_chart
+from posviz_app.room import Room, ask_or_answer, chart_room, keyed_markdown
+from posviz_app.views.tokens import shapes_line
+
+KEY: Final = "embeddings"
+SHORT_WINDOW: Final = 800  # px: below this window height the shapes take one line of text
+
+
+def short(canvas: Canvas) -> bool:
+    """Whether the window is too short for the shapes as large numbers above the chart (a
+    1280 x 720 screen keeps the repeated rows of the example on its first screen)."""
+    return canvas.window_height is not None and canvas.window_height < SHORT_WINDOW
+
+
+def render(room: Room) -> None:
+    """The tab, or a lecture slide's panels (a question slide hides the outlines and the panel
+    that answers it)."""
+    _chart(room)
+
+
+@chart_room
+def _chart(room: Room) -> None:
+    embeddings = room.view.embeddings
+    if embeddings is None:
+        return
+    settings, slide = room.settings, room.slide
+    facts = repeat_facts(embeddings)  # the sentence's and the outlines': measured once
+    canvas = chart_canvas(KEY, place=room.place)
+    if slide is None:
+        stacked = stacks(embeddings, canvas=canvas)
+        shapes_line(settings, room.view.batch, compact=stacked or short(canvas))
+        keyed_markdown(lesson_sentence(facts, stacked=stacked), "lesson")
+        spec = embeddings_spec(embeddings, canvas=canvas, facts=facts)
+        show_chart(spec, key=KEY, canvas=canvas)
+        if settings.weights == "gpt2":
+            st.markdown(source_caption(state.tables_commit(), len(embeddings.token_ids)))
+        else:
+            st.markdown(SCHEME_NOTES[settings.scheme])
+        return
+    answer = token_answer if slide.step.panels == 1 else input_answer
+    question = question_text(slide, settings.scheme, facts, weights=settings.weights)
+    ask_or_answer(slide, question, lambda: answer(facts))
+    if not (slide.step.question and slide.revealed):  # an answer leaves its height to the rows
+        shapes_line(settings, room.view.batch, compact=True)
+    spec = embeddings_spec(
+        embeddings,
+        lecture=True,
+        panels=slide.panels,
+        outlines=slide.outlines,
+        canvas=canvas,
+        facts=facts,
+    )
+    stacked = stacks(embeddings, canvas=canvas, lecture=True, panels=slide.panels)
+    # Stacked panels (a phone) get the height they need and the page scrolls.
+    show_chart(spec, key=KEY, canvas=canvas, fill=not stacked, place=room.place)

@@ -1,0 +1,173 @@
+"""The page keeps what it is given, in a real browser (issue 24): Debian's Chromium, driven by
+Playwright, against `streamlit run app.py` on 127.0.0.1 (see conftest.py). AppTest never
+reports a chart's size, never sends a stale widget value and never presses keys: these are the
+reproductions of what users met, each as it happened.
+
+* Every press counts: three clicker presses in a row from slide 1 end on slide 4, and so do
+  three fast clicks on Next; the keys work right after Lecture mode is switched on in the
+  sidebar, without clicking the page first.
+* A link to a window the text lacks keeps the text (the box and the link), and its notice
+  stands after the chart reported its size, until the user changes a setting.
+* ``?weights=gpt2`` without GPT-2's tables: the fallback notice stands after the chart is drawn,
+  and the link keeps asking for GPT-2.
+* ``lecture=`` takes the values it documents and names any other, leaving lecture mode off;
+  tracking parameters (``utm_*``, ``fbclid``, ``gclid``) are ignored without a word.
+
+Waits are for page conditions, never for time; nothing is timed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+LOAD_TIMEOUT = 180_000  # ms: the server's first run imports torch (on a busy machine)
+CHART = ".st-key-embeddings .js-plotly-plot"
+DEFAULT_TEXT = "A rose is a rose is a rose."
+# Drawn for the size it reported, and Streamlit idle: a size report's rerun has come and gone.
+SETTLED = """(selector) => {
+    const gd = document.querySelector(selector);
+    return !!gd && !!gd._fullLayout && gd.dataset.fits === 'true'
+        && !document.querySelector('[data-stale="true"]')
+        && !document.querySelector('[data-testid="stStatusWidget"]');
+}"""
+
+
+def settle(page: Any, selector: str = CHART) -> None:
+    page.wait_for_function(SETTLED, arg=selector, timeout=LOAD_TIMEOUT)
+
+
+def slide_shown(page: Any) -> int:
+    """The slide the page shows (the navigation's data-step, from 1)."""
+    return int(page.locator(".posviz-nav").get_attribute("data-step"))
+
+
+def wait_slide(page: Any, number: int) -> None:
+    page.wait_for_function(
+        "(n) => { const nav = document.querySelector('.posviz-nav');"
+        " return !!nav && nav.dataset.step === String(n)"
+        " && new URLSearchParams(location.search).get('step') === String(n); }",
+        arg=number,
+        timeout=LOAD_TIMEOUT,
+    )
+
+
+def warnings(page: Any) -> list[str]:
+    """The warnings on the page, as read (without the word joiners that keep Markdown from
+    reading a user's "word:" as an emoji shortcode)."""
+    texts = page.locator('[data-testid="stAlertContentWarning"]').all_inner_texts()
+    return [text.replace("\u2060", "") for text in texts]
+
+
+def query(page: Any) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(page.url).query)
+
+
+def test_three_clicker_presses_in_a_row_move_three_slides(page: Any, server_url: str) -> None:
+    page.goto(f"{server_url}/?lecture=1")
+    wait_slide(page, 1)
+    page.mouse.click(5, 400)  # the focus on the page, as a clicker's window has it
+    for _ in range(3):  # as fast as the keyboard goes: each before the page has answered
+        page.keyboard.press("PageDown")
+    wait_slide(page, 4)
+    page.get_by_role("heading", name="4. Token embeddings").wait_for(timeout=LOAD_TIMEOUT)
+    for key in ("ArrowLeft", "PageUp"):
+        page.keyboard.press(key)
+    wait_slide(page, 2)
+    next_button = page.locator(".posviz-nav-next")
+    for _ in range(3):  # three clicks on Next, no waiting between them
+        next_button.click()
+    wait_slide(page, 5)
+    assert slide_shown(page) == 5
+    assert page.console_errors == []
+
+
+def test_the_keys_work_right_after_lecture_mode_is_switched_on(page: Any, server_url: str) -> None:
+    page.goto(server_url)
+    settle(page)
+    page.get_by_text("Lecture mode").click()  # the sidebar's toggle keeps the focus
+    wait_slide(page, 1)
+    focused = page.evaluate("() => document.activeElement && document.activeElement.type")
+    assert focused == "checkbox", "the test must press the keys with the focus on the toggle"
+    page.keyboard.press("PageDown")
+    wait_slide(page, 2)
+    page.keyboard.press("ArrowRight")
+    wait_slide(page, 3)
+    assert page.console_errors == []
+
+
+def test_a_key_in_the_text_box_types_and_does_not_turn_the_slide(
+    page: Any, server_url: str
+) -> None:
+    page.goto(server_url)  # the sidebar open, as a lecturer preparing the slides has it
+    settle(page)
+    page.get_by_text("Lecture mode").click()
+    wait_slide(page, 1)
+    expand = page.locator('[data-testid="stExpandSidebarButton"]')  # lecture mode folds it
+    if expand.count():
+        expand.first.click()
+    area = page.locator('[data-testid="stTextArea"] textarea').first
+    area.click()
+    for key in ("ArrowLeft", "PageDown", "ArrowRight"):
+        page.keyboard.press(key)
+    assert page.evaluate("() => document.activeElement.tagName") == "TEXTAREA"
+    assert page.locator(".posviz-nav").get_attribute("data-asked") == "1"
+    assert slide_shown(page) == 1
+
+
+@pytest.mark.parametrize("load", range(3))
+@pytest.mark.parametrize("window", ["40", "1"])
+def test_a_link_to_a_window_the_text_lacks_keeps_the_text_and_says_so(
+    page: Any, server_url: str, window: str, load: int
+) -> None:
+    page.goto(f"{server_url}/?window={window}")
+    settle(page)  # the chart reported its size and the page answered it
+    area = page.locator('[data-testid="stTextArea"] textarea').first
+    assert area.input_value() == DEFAULT_TEXT
+    assert "text" not in query(page), query(page)
+    notice = f"Window {window} does not exist: this text gives 1 window(s). Showing window 0."
+    assert notice in " ".join(warnings(page))
+    page.get_by_role("tab", name="Similarity").click()  # a rerun that changes no setting
+    settle(page, ".st-key-similarity .js-plotly-plot")
+    assert notice in " ".join(warnings(page)), "the notice stands until a setting changes"
+    assert area.input_value() == DEFAULT_TEXT
+    thumb = page.locator(".st-key-emb_dim input[type=range]")
+    thumb.focus()
+    thumb.press("ArrowRight")
+    page.wait_for_function(
+        "() => new URLSearchParams(location.search).get('emb_dim') === '65'",
+        timeout=LOAD_TIMEOUT,
+    )
+    settle(page, ".st-key-similarity .js-plotly-plot")
+    assert notice not in " ".join(warnings(page)), "a changed setting: the link is not shown"
+    assert area.input_value() == DEFAULT_TEXT
+
+
+def test_gpt2_without_its_tables_says_so_and_keeps_saying_it(page: Any, server_url: str) -> None:
+    page.goto(f"{server_url}/?weights=gpt2&lecture=1&step=7")  # a lecture's link
+    settle(page)
+    said = [w for w in warnings(page) if "GPT-2" in w or "fetch-gpt2" in w]
+    assert len(said) == 1 and "python -m posviz --fetch-gpt2" in said[0], warnings(page)
+    assert query(page)["weights"] == ["gpt2"], "the link keeps asking: a reload tries again"
+    page.mouse.click(5, 400)
+    page.keyboard.press("PageUp")
+    wait_slide(page, 6)
+    settle(page)
+    assert [w for w in warnings(page) if "fetch-gpt2" in w] == said
+    assert query(page)["weights"] == ["gpt2"]
+
+
+def test_lecture_values_and_tracking_parameters(page: Any, server_url: str) -> None:
+    page.goto(f"{server_url}/?lecture=maybe")
+    settle(page)
+    said = " ".join(warnings(page))
+    assert "lecture: 'maybe' is not one of" in said and "lecture mode stays off" in said, said
+    assert page.locator(".posviz-nav").count() == 0, "lecture mode stayed off"
+    page.goto(f"{server_url}/?lecture=on&step=3&utm_source=newsletter&fbclid=abc&gclid=x")
+    wait_slide(page, 3)
+    settle(page)
+    assert warnings(page) == [], "tracking parameters are not the page's business"
