@@ -165,10 +165,19 @@ class StreamlitSession:
         """Rerun with the current widget states (the "R" key)."""
         return self._run(time.perf_counter())
 
-    def set_widget(self, key: str, value: Any) -> None:
-        """Record a widget change without sending it."""
-        if key not in self.widgets:
+    def widget_key(self, key: str) -> str:
+        """The key of the widget ``key`` names: itself, or the one widget whose key is ``key``
+        with the value it shows (``seed_box=123``: posviz_app.state.derived_key)."""
+        if key in self.widgets:
+            return key
+        derived = [name for name in self.widgets if name.startswith(f"{key}=")]
+        if len(derived) != 1:
             raise KeyError(f"no widget with key {key!r} on the page; seen: {sorted(self.widgets)}")
+        return derived[0]
+
+    def set_widget(self, key: str, value: Any) -> None:
+        """Record a widget change without sending it (``key`` as :meth:`widget_key` reads it)."""
+        key = self.widget_key(key)
         widget = self.widgets[key]
         state = WidgetState(id=widget.element_id)
         if widget.kind in ("text_area", "text_input"):
@@ -260,6 +269,9 @@ class StreamlitSession:
                     continue
                 if status == ForwardMsg.FINISHED_SUCCESSFULLY:  # the page as it is now
                     self.states = {i: w for i, w in self.states.items() if i in seen}
+                    self.widgets = {
+                        k: w for k, w in self.widgets.items() if w.element_id in seen
+                    }
                 else:
                     run.errors.append(f"script finished with status {status}")
                 run.query_string = self.query_string

@@ -112,10 +112,19 @@ def test_link_notices_stay_until_a_setting_changes(app_test: Callable[..., AppTe
 
 
 def test_unknown_key_is_named(app_test: Callable[..., AppTest]) -> None:
-    at = app_test(query={"utm_source": "slides", "emb_dim": "8"})
+    at = app_test(query={"colour": "red", "emb_dim": "8"})
     assert not at.exception
     assert at.session_state["emb_dim"] == 8
-    assert_warning_names(at, "utm_source")
+    assert_warning_names(at, "colour")
+
+
+def test_tracking_parameters_say_nothing(app_test: Callable[..., AppTest]) -> None:
+    """A link passed on by a newsletter or a social site carries campaign tags and click ids:
+    not posviz's, and no reason for a warning (on a projected slide least of all)."""
+    at = app_test(query={"utm_source": "slides", "fbclid": "x1", "gclid": "y2", "emb_dim": "8"})
+    assert not at.exception
+    assert at.session_state["emb_dim"] == 8
+    assert not at.warning, warnings_of(at)
 
 
 def test_unknown_key_with_markup_is_shown_literally(app_test: Callable[..., AppTest]) -> None:
