@@ -269,9 +269,7 @@ class StreamlitSession:
                     continue
                 if status == ForwardMsg.FINISHED_SUCCESSFULLY:  # the page as it is now
                     self.states = {i: w for i, w in self.states.items() if i in seen}
-                    self.widgets = {
-                        k: w for k, w in self.widgets.items() if w.element_id in seen
-                    }
+                    self.widgets = {k: w for k, w in self.widgets.items() if w.element_id in seen}
                 else:
                     run.errors.append(f"script finished with status {status}")
                 run.query_string = self.query_string
