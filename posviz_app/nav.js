@@ -25,11 +25,15 @@ function ownsKeys(target) {
   return ["slider", "spinbutton", "combobox", "listbox", "textbox", "menu"].includes(role);
 }
 
-function button(className, text) {
+function button(className, text, key) {
   const element = document.createElement("button");
   element.type = "button";
   element.className = className;
-  element.textContent = text;
+  const label = document.createElement("span");
+  label.textContent = text;
+  const hint = document.createElement("kbd"); // the clicker's key, on screens wide enough
+  hint.textContent = key;
+  element.append(label, hint);
   return element;
 }
 
@@ -37,10 +41,10 @@ class Nav {
   constructor(parent) {
     this.root = document.createElement("div");
     this.root.className = "posviz-nav";
-    this.back = button("posviz-nav-back", "◀ Back");
+    this.back = button("posviz-nav-back", "◀ Back", "PageUp");
     this.title = document.createElement("h2");
     this.title.className = "posviz-nav-title";
-    this.next = button("posviz-nav-next", "Next ▶");
+    this.next = button("posviz-nav-next", "Next ▶", "PageDown");
     this.back.setAttribute("aria-keyshortcuts", "PageUp ArrowLeft");
     this.next.setAttribute("aria-keyshortcuts", "PageDown ArrowRight");
     this.root.append(this.back, this.title, this.next);

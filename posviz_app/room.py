@@ -62,7 +62,10 @@ def chart_room(draw: Callable[P, None]) -> Callable[P, None]:
 
     @wraps(draw)
     def guarded(*args: P.args, **kwargs: P.kwargs) -> None:
-        with runtime.view_slot():
+        # A slide's stage packs its elements closely (gap xsmall) to leave the chart the
+        # window's height; the fragment's own container would space them as a tab does.
+        lecture = bool(args) and isinstance(args[0], Room) and args[0].lecture
+        with runtime.view_slot(), st.container(gap="xsmall" if lecture else "small"):
             try:
                 draw(*args, **kwargs)
             except Exception:
