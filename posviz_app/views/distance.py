@@ -9,13 +9,13 @@ import streamlit as st
 
 from posviz.distance import MAX_BEYOND, build_distance, default_beyond
 from posviz.lesson import distance as distance_lesson
-from posviz.plots.distance import distance_spec
+from posviz.plots.distance import distance_chart
 from posviz_app import state
 from posviz_app.caches import kept, tables_for
 from posviz_app.chart import chart_canvas, show_chart
 from posviz_app.room import Room, ask_or_answer, chart_room, explain
 from posviz_app.views.code import view_code
-from posviz_app.views.layout import narrow, slide_question
+from posviz_app.views.layout import slide_question
 
 KEY: Final = "distance"
 
@@ -35,9 +35,11 @@ def _chart(room: Room) -> None:
     canvas = chart_canvas(KEY, place=room.place)
     if slide is not None:
         distance = build_distance(room.view, tables=room.tables, init_tables=tables_for, memo=kept)
-        ask_or_answer(slide, slide_question(room), lambda: distance_lesson.lecture_answer(distance))
-        spec = distance_spec(distance, lecture=True, stacked=narrow(canvas))
-        show_chart(spec, key=KEY, canvas=canvas, fill=True, place=room.place)
+        drawn = distance_chart(distance, lecture=True, canvas=canvas)
+        decisions = drawn.decisions
+        answer = distance_lesson.lecture_answer(distance, decisions)
+        ask_or_answer(slide, slide_question(room), lambda: answer)
+        show_chart(drawn.spec, key=KEY, canvas=canvas, fill=decisions.fills, place=room.place)
         return
     most = min(MAX_BEYOND, max(settings.context_length, 8))  # up to T more (at least 8)
     asked = int(state.get(state.BEYOND, default_beyond(settings.context_length)))
@@ -53,7 +55,8 @@ def _chart(room: Room) -> None:
         room.view, beyond=beyond, tables=room.tables, init_tables=tables_for, memo=kept
     )
     explain(distance_lesson.INTRO, lecture=False)
-    show_chart(distance_spec(distance, stacked=narrow(canvas)), key=KEY, canvas=canvas)
-    for paragraph in distance_lesson.sentences(distance):
+    drawn = distance_chart(distance, canvas=canvas)
+    show_chart(drawn.spec, key=KEY, canvas=canvas)
+    for paragraph in distance_lesson.sentences(distance, drawn.decisions):
         st.markdown(paragraph)
     view_code(settings, "distance", beyond=beyond)

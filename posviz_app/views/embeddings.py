@@ -12,8 +12,7 @@ from posviz.lesson.lecture import input_answer, question_text, token_answer
 from posviz.lesson.repeats import lesson_sentence
 from posviz.lesson.schemes import SCHEME_NOTES
 from posviz.plots import Canvas
-from posviz.plots.heatmaps import embeddings_spec, stacks
-from posviz.repeats import repeat_facts
+from posviz.plots.heatmaps import embeddings_chart
 from posviz_app import state
 from posviz_app.chart import chart_canvas, show_chart
 from posviz_app.room import Room, ask_or_answer, chart_room, keyed_markdown
@@ -41,32 +40,28 @@ def _chart(room: Room) -> None:
     if embeddings is None:
         return
     settings, slide = room.settings, room.slide
-    facts = repeat_facts(embeddings)  # the sentence's and the outlines': measured once
     canvas = chart_canvas(KEY, place=room.place)
     if slide is None:
-        stacked = stacks(embeddings, canvas=canvas)
-        shapes_line(settings, room.view.batch, compact=stacked or short(canvas))
-        keyed_markdown(lesson_sentence(facts, stacked=stacked), "lesson")
-        spec = embeddings_spec(embeddings, canvas=canvas, facts=facts)
-        show_chart(spec, key=KEY, canvas=canvas)
+        # The figure first: the words read what it decided (rows, dims, stacking, outlines).
+        drawn = embeddings_chart(embeddings, canvas=canvas)
+        decisions = drawn.decisions
+        shapes_line(settings, room.view.batch, compact=decisions.stacked or short(canvas))
+        keyed_markdown(lesson_sentence(decisions), "lesson")
+        show_chart(drawn.spec, key=KEY, canvas=canvas)
         if settings.weights == "gpt2":
             st.markdown(source_caption(state.tables_commit(), len(embeddings.token_ids)))
         else:
             st.markdown(SCHEME_NOTES[settings.scheme])
         return
+    drawn = embeddings_chart(
+        embeddings, lecture=True, panels=slide.panels, outlines=slide.outlines, canvas=canvas
+    )
+    decisions = drawn.decisions
     answer = token_answer if slide.step.panels == 1 else input_answer
-    question = question_text(slide, settings.scheme, facts, weights=settings.weights)
-    ask_or_answer(slide, question, lambda: answer(facts))
+    question = question_text(slide, settings.scheme, decisions, weights=settings.weights)
+    ask_or_answer(slide, question, lambda: answer(decisions))
     if not (slide.step.question and slide.revealed):  # an answer leaves its height to the rows
         shapes_line(settings, room.view.batch, compact=True)
-    spec = embeddings_spec(
-        embeddings,
-        lecture=True,
-        panels=slide.panels,
-        outlines=slide.outlines,
-        canvas=canvas,
-        facts=facts,
-    )
-    stacked = stacks(embeddings, canvas=canvas, lecture=True, panels=slide.panels)
-    # Stacked panels (a phone) get the height they need and the page scrolls.
-    show_chart(spec, key=KEY, canvas=canvas, fill=not stacked, place=room.place)
+    # Side by side: as tall as the window leaves below the chart's top; stacked (a phone): as
+    # tall as its panels need, and the page scrolls.
+    show_chart(drawn.spec, key=KEY, canvas=canvas, fill=decisions.fills, place=room.place)

@@ -10,12 +10,12 @@ import streamlit as st
 
 from posviz.geometry import build_geometry
 from posviz.lesson import geometry as geometry_lesson
-from posviz.plots.geometry import geometry_spec
+from posviz.plots.geometry import geometry_chart
 from posviz_app.caches import kept, tables_for
 from posviz_app.chart import chart_canvas, show_chart
 from posviz_app.room import Room, ask_or_answer, chart_room, explain
 from posviz_app.views.code import view_code
-from posviz_app.views.layout import narrow, slide_question
+from posviz_app.views.layout import slide_question
 
 KEY: Final = "geometry"
 
@@ -37,12 +37,14 @@ def _chart(room: Room) -> None:
     canvas = chart_canvas(KEY, place=room.place)
     if room.slide is None:
         explain(geometry_lesson.INTRO, lecture=False)
-        show_chart(geometry_spec(geometry, stacked=narrow(canvas)), key=KEY, canvas=canvas)
-        for paragraph in geometry_lesson.sentences(geometry):
+        drawn = geometry_chart(geometry, canvas=canvas)
+        show_chart(drawn.spec, key=KEY, canvas=canvas)
+        for paragraph in geometry_lesson.sentences(geometry, drawn.decisions):
             st.markdown(paragraph)
         return
-    answer = geometry_lesson.lecture_answer(geometry)
+    drawn = geometry_chart(geometry, lecture=True, spectrum=False, canvas=canvas)
+    decisions = drawn.decisions
+    answer = geometry_lesson.lecture_answer(geometry, decisions)
     ask_or_answer(room.slide, slide_question(room), lambda: answer)
-    phone = narrow(canvas)  # one scene under the other, taller than the window: the page scrolls
-    spec = geometry_spec(geometry, lecture=True, stacked=phone, spectrum=False)
-    show_chart(spec, key=KEY, canvas=canvas, fill=not phone, place=room.place)
+    # One scene under the other on a phone: taller than its window, the page scrolls.
+    show_chart(drawn.spec, key=KEY, canvas=canvas, fill=decisions.fills, place=room.place)

@@ -17,10 +17,9 @@ from posviz.lesson.word_order import (
     cut_note,
     findings,
     status_message,
+    texts_line,
 )
-from posviz.plots.word_order import compare_spec
-from posviz.repeats import repeat_facts
-from posviz.token_text import for_markdown, readable
+from posviz.plots.word_order import compare_chart
 from posviz.tokenizer import encode
 from posviz.view import View, build_view, build_word_order
 from posviz_app import state
@@ -30,7 +29,6 @@ from posviz_app.controls import cut_notice
 from posviz_app.room import Room, ask_or_answer, chart_room, explain, keyed_markdown
 
 KEY: Final = "compare"
-TEXTS_SHOWN: Final = 200  # characters of each text a slide prints
 
 
 def render(room: Room) -> None:
@@ -97,8 +95,9 @@ def _tab_chart(room: Room) -> None:
             delta_arrow="off",
         )
     canvas = chart_canvas(KEY)
-    show_chart(compare_spec(comparison, canvas=canvas), key=KEY, canvas=canvas)
-    for paragraph in findings(comparison):
+    drawn = compare_chart(comparison, canvas=canvas)
+    show_chart(drawn.spec, key=KEY, canvas=canvas)
+    for paragraph in findings(comparison, drawn.decisions):
         st.markdown(paragraph)
     if settings.causal:
         st.markdown(CAUSAL_NOTE)
@@ -127,16 +126,11 @@ def slide_view(room: Room) -> View:
 @chart_room
 def _slide(room: Room, slide: Slide) -> None:
     """Before the reveal the two texts and the question, after it the figure and the numbers."""
-    settings = room.settings
-    question = ""
-    if room.view.embeddings is not None:
-        facts = repeat_facts(room.view.embeddings)
-        question = question_text(slide, settings.scheme, facts, weights=settings.weights)
     view = slide_view(room)
     comparison = _comparison(room, view)
-    first = readable(view.settings.text[:TEXTS_SHOWN])
-    second = readable(view.settings.compare_text[:TEXTS_SHOWN])
-    keyed_markdown(f"### *{for_markdown(first)}*  ·  *{for_markdown(second)}*", "word_order_texts")
+    # The texts as compared (each cut to one window), not as typed.
+    keyed_markdown(f"### {texts_line(comparison)}", "word_order_texts")
+    question = question_text(slide, room.settings.scheme, None, compared=comparison)
     ask_or_answer(slide, question, lambda: word_order_answer(comparison))
     if not slide.revealed:
         return
@@ -145,5 +139,5 @@ def _slide(room: Room, slide: Slide) -> None:
         st.info(message)
         return
     canvas = chart_canvas(KEY, place=room.place)
-    spec = compare_spec(comparison, lecture=True, canvas=canvas)
-    show_chart(spec, key=KEY, canvas=canvas, fill=True, place=room.place)
+    drawn = compare_chart(comparison, lecture=True, canvas=canvas)
+    show_chart(drawn.spec, key=KEY, canvas=canvas, fill=drawn.decisions.fills, place=room.place)
