@@ -37,7 +37,12 @@ def stage(view: View, tables: TablesFor, *, window_picker: Callable[[View], None
     with st.container(key="lecture_stage", border=False, gap="xsmall"):
         _nav(
             key=state.NAV,
-            data={"step": slide.number - 1, "count": len(SLIDES), "title": slide.title_for(scheme)},
+            data={
+                "step": slide.number - 1,
+                "count": len(SLIDES),
+                "title": slide.title_for(scheme),
+                "seq": state.nav_seq(),  # the last press taken: the navigation counts on
+            },
             on_target_change=state.take_nav_target,
         )
         caption = slide.caption_for(scheme)

@@ -9,7 +9,7 @@
 // is, except in a text box, a slider or a menu, where they belong to that control.
 
 const KEYS = { PageDown: 1, ArrowRight: 1, PageUp: -1, ArrowLeft: -1 };
-const PENDING_MS = 5000; // a slide asked for and never shown is forgotten after this long
+const PENDING_MS = 30000; // a slide asked for and never answered is forgotten after this long
 const navs = new WeakMap(); // parentElement -> Nav
 
 // Whether a key pressed on `target` belongs to it (typing, a slider, a menu).
@@ -66,10 +66,13 @@ class Nav {
     this.cleanup = () => this.destroy();
   }
 
+  // The page says which press it answered last (data.seq): once it has answered the newest,
+  // what it shows is where the presses lead (a busy page answers the last of several at once).
   update(data, setStateValue) {
+    if (this.data === null) this.seq = Math.max(this.seq, data.seq || 0);
     this.data = data;
     this.setStateValue = setStateValue;
-    if (this.pending === data.step) this.forgetPending();
+    if (this.pending !== null && (data.seq || 0) >= this.seq) this.forgetPending();
     this.render();
   }
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from functools import wraps
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeGuard
 
 import streamlit as st
 
@@ -77,6 +77,7 @@ _NOTICES: Final = "_notices"  # what the page has to say, until what it describe
 _INIT_DIM_SCHEME: Final = "_init_dim_scheme"  # the random init's d and scheme before GPT-2
 _GPT2_COMMIT: Final = "_gpt2_commit"  # the Hub commit of the GPT-2 tables this run shows
 _CUT_FROM: Final = "_cut_from:"  # + a text box's key: its length before it was cut
+_NAV_SEQ: Final = "_nav_seq"  # the number of the last press the navigation sent and was taken
 
 
 def derived_key(key: str, value: object) -> str:
@@ -342,5 +343,16 @@ def take_nav_target() -> None:
     value = st.session_state.get(NAV)
     target = value.get("target") if isinstance(value, Mapping) else None
     step_asked = target.get("step") if isinstance(target, Mapping) else None
-    if isinstance(step_asked, int) and not isinstance(step_asked, bool):
+    seq = target.get("seq") if isinstance(target, Mapping) else None
+    if _whole(step_asked) and _whole(seq):
         go_to_step(step_asked)
+        st.session_state[_NAV_SEQ] = seq
+
+
+def nav_seq() -> int:
+    """The number of the last press the page took (the navigation counts from it)."""
+    return int(st.session_state.get(_NAV_SEQ, 0))
+
+
+def _whole(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -186,7 +186,10 @@ def test_similarity_and_word_order_steps_ask_then_reveal(sized: Any, server_url:
     page.locator(".posviz-nav-next").click()
     page.get_by_role("heading", name="10. Word order").wait_for(timeout=LOAD_TIMEOUT)
     wait_idle_text(page, "Your guess?")
-    assert "can self-attention tell the two texts apart?" in page.inner_text("body")
+    question = page.locator(".st-key-lecture_question").inner_text()
+    assert (
+        "can self-attention tell The dog bites the man and The man bites the dog apart?" in question
+    ), "the question names the texts compared"
     assert page.locator(COMPARE).count() == 0, "no numbers before the reveal"
     page.keyboard.press("ArrowRight")  # the clicker's key
     page.get_by_role("heading", name="11. Word order").wait_for(timeout=LOAD_TIMEOUT)

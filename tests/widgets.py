@@ -58,21 +58,16 @@ def slide_title(at: AppTest) -> str:
     return str(data["title"])
 
 
-_presses = 0
-
-
 def press(at: AppTest, delta: int) -> AppTest:
     """Rerun ``at`` as the browser does when Next (``delta`` 1) or Back (-1) is pressed once:
     the component asks for the slide shown + ``delta``. Uses AppTest's internal tree and run:
     AppTest has no public way to set a component's state."""
-    global _presses
     data = nav(at)
     assert data is not None, "lecture mode's navigation is not on the page"
     (element,) = [e for e in at.get("bidi_component") if e.proto.component_name == NAV]
     target = min(max(int(data["step"]) + delta, 0), int(data["count"]) - 1)
-    _presses += 1
     states = at._tree.get_widget_states()
-    value = {"target": {"step": target, "seq": _presses}}
+    value = {"target": {"step": target, "seq": int(data["seq"]) + 1}}  # as nav.js counts
     states.widgets.append(WidgetState(id=element.proto.id, json_value=json.dumps(value)))
     assert user_key_from_element_id(element.proto.id) == "lecture_nav"
     return at._run(states)
