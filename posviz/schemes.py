@@ -167,10 +167,12 @@ def score_bias(
     *,
     heads: int,
     seed: int,
+    head: int | None = None,
 ) -> torch.Tensor:
     """What ``alibi`` or ``t5`` adds to the scaled score of the query at position ``i`` and the
-    key at position ``j``, for every head: ``[H, n, m]`` float64 for ``n`` query and ``m`` key
-    positions (int64). It depends only on ``j - i``.
+    key at position ``j``, for every head (or only ``head``): ``[H, n, m]`` (``[1, n, m]``)
+    float64 for ``n`` query and ``m`` key positions (int64). It depends only on ``j - i``, so
+    it is computed once per distance and looked up.
 
     ALiBi: ``-m_K * (i - j)``; a causal model never meets ``j > i``, and without the mask
     posviz makes it symmetric, ``-m_K * |i - j|``, as bidirectional uses of ALiBi do. T5:
@@ -183,13 +185,18 @@ def score_bias(
             [-0.0078, -0.0039,  0.0000]], dtype=torch.float64)
     """
     relative = key_positions[None, :] - query_positions[:, None]  # [n, m]: j - i
+    low = int(relative.min())
+    values = torch.arange(low, int(relative.max()) + 1)  # [R]: every j - i that occurs
+    chosen = slice(None) if head is None else slice(head, head + 1)
     if scheme == "alibi":
-        slopes = torch.tensor(alibi_slopes(heads), dtype=torch.float64)  # [H]
-        return slopes[:, None, None] * (-relative.abs()).double()  # [H, n, m]
-    if scheme == "t5":
-        table = t5_bias_table(seed=seed, heads=heads).double()  # [32, H]
-        return table[t5_buckets(relative)].permute(2, 0, 1)  # [H, n, m]
-    raise ValueError(f"only alibi and t5 bias the scores, got {scheme!r}")
+        slopes = torch.tensor(alibi_slopes(heads), dtype=torch.float64)[chosen]  # [H]
+        per_distance = slopes[:, None] * (-values.abs()).double()  # [H, R]
+    elif scheme == "t5":
+        table = t5_bias_table(seed=seed, heads=heads).double()[:, chosen]  # [32, H]
+        per_distance = table[t5_buckets(values)].T  # [H, R]
+    else:
+        raise ValueError(f"only alibi and t5 bias the scores, got {scheme!r}")
+    return per_distance[:, relative - low]  # [H, n, m]
 
 
 def t5_bias_table(*, seed: int, heads: int) -> torch.Tensor:

@@ -303,7 +303,7 @@ def _raw_scores(
     if scheme in SCORE_BIAS:
         heads, seed = settings.heads, settings.seed
         bias = [
-            score_bias(scheme, p, p, heads=heads, seed=seed)[settings.head]  # [n, n]
+            score_bias(scheme, p, p, heads=heads, seed=seed, head=settings.head)[0]  # [n, n]
             for p in (torch.arange(n), torch.arange(shift, shift + n))
         ]
         return content, content + bias[0], content + bias[1] if shift else None

@@ -334,15 +334,13 @@ def attention_chart(
     step = draw_step(n)
     index = torch.arange(0, n, step)  # the drawn rows and columns
     drawn = len(index)
+    content, scores, weights = (
+        m[index][:, index] for m in (shown.raw_content, shown.raw_scores, shown.raw_weights)
+    )  # [drawn, drawn] each: only the cells drawn
     matrices = [
-        masked(m[index][:, index], index, index).numpy().astype(np.float32)
-        for m in (
-            shown.raw_content,
-            shown.raw_scores - shown.raw_content,
-            shown.raw_scores,
-            shown.raw_weights,
-        )
-    ]  # [drawn, drawn] each, NaN where j > i
+        masked(m, index, index).numpy().astype(np.float32)
+        for m in (content, scores - content, scores, weights)
+    ]  # NaN where j > i
     every = drawn * drawn <= HOVER_CELLS
     customdata = np.ascontiguousarray(np.stack(matrices, axis=-1)) if every else None
     positions = [shown.start + int(i) for i in index]
