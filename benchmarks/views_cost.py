@@ -1,4 +1,5 @@
-"""What the Geometry and Distance tabs cost the server, and what they send (issue 16, item 4).
+"""What the Geometry, Distance and Attention tabs cost the server, and what they send (issue 16,
+item 4; issue 25 for the Attention view).
 
 Run from the repository root::
 
@@ -18,8 +19,11 @@ time of this process (``time.process_time``, one torch thread as in the app) for
 
 each from settings to the bytes the chart component gets (the figure's spec and
 ``chart_payload``: what the server serialises for the browser), median of ``--reps`` runs, and
-their size. Then (``app`` rows; ``--no-app`` skips
-them) the same through the page itself, driven by AppTest: the whole rerun of the open tab.
+their size. The Attention view (``attention`` rows: the book's init; learned, RoPE moved 8
+positions, ALiBi with 12 heads, T5) keeps nothing between reruns but the attention weights
+(cached as the app caches the tables), so its warm run is a whole recomputation too. Then
+(``app`` rows; ``--no-app`` skips them) the same through the page itself, driven by AppTest:
+the whole rerun of the open tab (Geometry and Distance: the page has no Attention tab yet).
 The load average is printed with the numbers; nothing here asserts a time.
 """
 
@@ -31,6 +35,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -39,15 +44,17 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import report
-from posviz.config import Settings, for_weights
+from posviz.config import Settings, fit_heads, for_weights
 from posviz.distance import build_distance
 from posviz.embeddings import SeededEmbeddings
 from posviz.geometry import build_geometry
 from posviz.gpt2.store import Gpt2Embeddings
 from posviz.plots import UNKNOWN
+from posviz.plots.attention import attention_spec
 from posviz.plots.distance import distance_spec
 from posviz.plots.geometry import geometry_spec
-from posviz.view import build_view
+from posviz.scores import build_attention
+from posviz.view import book_attention, build_view
 from posviz_app.chart import chart_payload
 
 R = TypeVar("R")
@@ -79,6 +86,14 @@ def figure_bytes(view: str, settings: Settings, tables: object, init: object, me
     """Settings to the bytes the chart component gets, as the tab does it (the figure's spec
     and :func:`~posviz_app.chart.chart_payload`); returns their size."""
     shown = build_view(settings, tables=lambda _: tables)  # as the page: the view, then the tab
+    if view == "attention":  # the weights cached, as the app keeps them
+        weights = memo(("attention", settings.emb_dim), lambda: book_attention(settings.emb_dim))
+        attention = build_attention(
+            shown,
+            tables=lambda _: tables,
+            attention=lambda _: weights,  # type: ignore[arg-type, return-value]
+        )
+        return len(chart_payload(attention_spec(attention), canvas=UNKNOWN, fill=False))
     kwargs = {"tables": lambda _: tables, "init_tables": lambda _: init, "memo": memo}
     if view == "geometry":
         spec = geometry_spec(build_geometry(shown, **kwargs))  # type: ignore[arg-type]
@@ -120,7 +135,25 @@ def core_rows(rows: int, emb_dim: int, reps: int) -> list[list[object]]:
             tables, book = (gpt2, init_768) if weights == "gpt2" else (init, init)
             cold, warm, size = measure(view, settings, tables, book, reps)
             found.append(["core", view, weights, scheme, f"{cold:.1f}", f"{warm:.1f}", f"{size:,}"])
+    for scheme, changes in ATTENTION_CASES:
+        asked = Settings(text=text, context_length=rows, emb_dim=emb_dim, scheme=scheme)  # type: ignore[arg-type]
+        settings, _ = fit_heads(replace(asked, **changes))  # --quick's d = 64: 8 heads, not 12
+        cold, warm, size = measure("attention", settings, init, init, reps)
+        shown = {key: getattr(settings, key) for key in changes}
+        label = ", ".join([scheme, *(f"{key} {value}" for key, value in shown.items())])
+        found.append(
+            ["core", "attention", "init", label, f"{cold:.1f}", f"{warm:.1f}", f"{size:,}"]
+        )
     return found
+
+
+# The Attention view's rows: the default heads (4), a moved RoPE, ALiBi's 12 slopes, T5.
+ATTENTION_CASES: tuple[tuple[str, dict[str, int]], ...] = (
+    ("learned", {}),
+    ("rope", {"shift": 8}),
+    ("alibi", {"heads": 12, "head": 11}),
+    ("t5", {}),
+)
 
 
 def app_rows(rows: int, emb_dim: int, reps: int) -> list[list[object]]:
@@ -193,8 +226,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.docs:
         command = "python benchmarks/views_cost.py " + " ".join(argv or sys.argv[1:])
         body = (
-            f"Geometry and Distance views at T = {rows}, d = {emb_dim} (issue 16: at most 150 "
-            "ms of server CPU and 1.5 MB per view), median of "
+            f"Geometry, Distance and Attention views at T = {rows}, d = {emb_dim} (issues 16 "
+            "and 25: at most 150 ms of server CPU and 1.5 MB per view), median of "
             f"{reps}:\n\n{report.table(HEADER, found)}"
         )
         report.write_block("views_cost", body, when=report.stamp(started), command=command.strip())
