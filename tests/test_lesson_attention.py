@@ -19,6 +19,7 @@ from reference import (
 
 from posviz.config import Settings
 from posviz.lesson import attention as words
+from posviz.lesson.lecture import ATTENTION_STEPS, STEPS, question_text, slides
 from posviz.plots.attention import attention_chart
 from posviz.scores import AttentionView, build_attention
 from posviz.view import build_view
@@ -177,3 +178,34 @@ def test_every_scheme_has_its_sentences() -> None:
         assert found[0] == words.shift_sentence(view, markdown=False)
         assert "**" not in " ".join(found)
         assert found[2].startswith("Head 0 of 4: columns 0–15 of the queries and keys")
+
+
+# --- lecture mode: predict, then reveal ------------------------------------------------------
+
+
+def test_the_lecture_asks_then_answers_from_the_numbers() -> None:
+    lecture = slides((*STEPS, *ATTENTION_STEPS))
+    asked, answered = lecture[-2], lecture[-1]
+    assert asked.step.view == answered.step.view == "attention"
+    assert (asked.revealed, answered.revealed) == (False, True)
+    assert question_text(asked, "rope", None) == (
+        "The sentence moves 8 positions later. Will RoPE's attention scores change?"
+    )
+    assert question_text(asked, "none", None) == (
+        "The sentence moves 8 positions later. Will its attention scores change?"
+    )
+    assert words.LECTURE_SHIFT == 8
+    rope = Settings(text=ROSE, scheme="rope", shift=words.LECTURE_SHIFT)
+    change = largest_change(rope, 8)
+    assert words.shift_answer(view_of(rope)) == (
+        f"No: RoPE's scores are unchanged (largest change {printed(change)}): only the distance "
+        "between two tokens matters, not where they stand."
+    )
+    sinusoidal = Settings(text=ROSE, scheme="sinusoidal", shift=8)
+    moved = printed(largest_change(sinusoidal, 8))
+    assert words.shift_answer(view_of(sinusoidal)).startswith(
+        f"Yes: the sinusoidal scheme's scores change by up to {moved}"
+    )
+    assert words.shift_answer(view_of(Settings(text=ROSE, shift=8))).startswith(
+        "It cannot even move that far: the learned table has rows 0–15 only"
+    )

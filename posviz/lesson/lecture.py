@@ -27,6 +27,7 @@ from typing import Final, Protocol
 
 from posviz.compare import OrderComparison
 from posviz.config import SCORE_BIAS, Scheme, Weights
+from posviz.lesson.attention import LECTURE_SHIFT
 from posviz.lesson.repeats import count, drawn_dims, listing, number, quoted
 from posviz.lesson.word_order import compared_texts
 from posviz.plots.heatmaps import EmbeddingsDecisions, SimilarityDecisions
@@ -229,6 +230,38 @@ STEPS: Final = (
         question=Question(
             "Is a position more like its neighbour than like one far away? And past T?",
             "Is a position more like its neighbour than like one far away? And past T?",
+        ),
+    ),
+)
+
+# The Attention tab's steps (issue 25), view "attention": the page draws them once its stage
+# has that view (posviz_app's STAGE_VIEWS); until then they stand apart from STEPS, so no link
+# reaches a slide the page cannot draw. The question's slide shows the sentence where it is,
+# the answer's the same sentence moved LECTURE_SHIFT positions later (posviz.lesson.attention
+# .shift_answer words it from the numbers).
+_MOVES: Final = f"The sentence moves {LECTURE_SHIFT} positions later."
+ATTENTION_STEPS: Final = (
+    Step(
+        "Positions inside attention",
+        "One head of the book's attention: content part + position part = scores; each row's "
+        "softmax over the keys so far gives the weights.",
+        view="attention",
+    ),
+    Step(
+        "The shift test",
+        "The same sentence at other positions: does attention see where it stands, or only how "
+        "far apart two tokens are?",
+        view="attention",
+        question=Question(
+            f"{_MOVES} Will its attention scores change?",
+            f"{_MOVES} Will its attention scores change?",
+            by_scheme={
+                "learned": f"{_MOVES} Will the learned scheme's attention scores change?",
+                "sinusoidal": f"{_MOVES} Will the sinusoidal scheme's attention scores change?",
+                "rope": f"{_MOVES} Will RoPE's attention scores change?",
+                "alibi": f"{_MOVES} Will ALiBi's attention scores change?",
+                "t5": f"{_MOVES} Will T5's attention scores change?",
+            },
         ),
     ),
 )
