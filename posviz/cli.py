@@ -97,6 +97,7 @@ from posviz.plots.heatmaps import (
 from posviz.plots.word_order import compare_figure
 from posviz.scores import AttentionError, build_attention
 from posviz.tokenizer import TokenizerDataError
+from posviz.training.command import train_main
 from posviz.view import TablesFor, View, build_view, build_word_order, seeded_tables
 
 _PROG = "python -m posviz"
@@ -410,6 +411,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:1] == ["app"]:
         return run_app(arguments[1:])
+    if arguments[:1] == ["train"]:
+        return train_main(arguments[1:])
     parser = build_parser()
     args = parser.parse_args(arguments)
     outputs = args.out or args.csv or args.npy or args.print_code or args.compare or args.lesson

@@ -1,0 +1,194 @@
+"""``python -m posviz train`` (``posviz train`` once installed): make a training run.
+
+The shipped runs in ``posviz/data/runs/`` are exactly what these commands write (one torch
+thread, the default; about a minute each on a quiet laptop)::
+
+    python -m posviz train --init small --steps 1500 --seed 123 \\
+        --out posviz/data/runs/small-init.npz
+    python -m posviz train --init default --steps 1500 --seed 123 \\
+        --out posviz/data/runs/default-init.npz
+    python -m posviz train --init default --steps 1500 --seed 123 --book-stride \\
+        --out posviz/data/runs/book-settings.npz
+
+``--init small`` starts the positional table at N(0, 0.02²) (GPT-2's init), ``--init default``
+at ``nn.Embedding``'s N(0, 1) (section 2.8's table). ``--book-stride`` cuts the training
+windows ``context_length`` tokens apart, as the book's chapter 5 does, instead of every token.
+A run written to the cache folder's ``runs/`` (``$POSVIZ_CACHE_DIR/runs/NAME.npz``, default
+``~/.cache/posviz/runs/``) is shown by the app and by ``python -m posviz --view training --run
+NAME``. A progress bar goes to standard error, and at the end the wall time the run took.
+
+Bad options exit with status 2, a file that cannot be written with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn, TextIO
+
+from posviz.training.config import (
+    MAX_STEPS,
+    MAX_THREADS,
+    TrainingConfig,
+    TrainingConfigError,
+    validate_training,
+)
+from posviz.training.model import POSITION_INITS
+from posviz.training.runs import RUN_SUFFIX, RunError, cache_runs_dir, save_run
+from posviz.training.train import Progress, train
+
+PROG = "python -m posviz train"
+BAR_WIDTH = 30  # characters of the progress bar
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with every usage error on one line (exit status 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``message`` as one line with a pointer to ``--help``; exit with status 2."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_train_parser() -> argparse.ArgumentParser:
+    """The options of ``posviz train``.
+
+    >>> build_train_parser().parse_args(["--init", "small", "--out", "r.npz"]).steps
+    1500
+    """
+    default = TrainingConfig(init="small")
+    parser = _Parser(
+        prog=PROG,
+        description="Train the book's GPT (chapter 4) on The Verdict with chapter 5's loop "
+        "and keep its positional table every few steps, for posviz's Training view.",
+        epilog=f"Write into {cache_runs_dir()} for the app to find the run by its name.",
+    )
+    parser.add_argument(
+        "--init",
+        choices=POSITION_INITS,
+        required=True,
+        help="the positional table's init: small, N(0, 0.02²) as GPT-2; default, "
+        "nn.Embedding's N(0, 1) as section 2.8",
+    )
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=default.steps,
+        help=f"optimiser steps, 1-{MAX_STEPS} (default {default.steps})",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=default.seed, help=f"torch.manual_seed (default {default.seed})"
+    )
+    parser.add_argument(
+        "--book-stride",
+        action="store_true",
+        help=f"cut training windows context_length ({default.context_length}) tokens apart, as "
+        "the book's chapter 5 does (default: every token, stride 1)",
+    )
+    parser.add_argument(
+        "--snapshot-every",
+        type=int,
+        default=default.snapshot_every,
+        help=f"steps between two kept positional tables (default {default.snapshot_every})",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=default.threads,
+        help=f"torch.set_num_threads, 1-{MAX_THREADS} (default {default.threads}: the same "
+        "numbers on any machine; more threads give other roundings)",
+    )
+    parser.add_argument(
+        "--out", type=Path, required=True, help=f"the run file to write (NAME{RUN_SUFFIX})"
+    )
+    return parser
+
+
+def config_from(args: argparse.Namespace) -> TrainingConfig:
+    """The run's settings from parsed options (:class:`TrainingConfigError` if out of range).
+
+    >>> args = build_train_parser().parse_args(["--init", "default", "--book-stride",
+    ...                                         "--out", "r.npz"])
+    >>> config_from(args).stride
+    64
+    """
+    config = TrainingConfig(
+        init=args.init,
+        steps=args.steps,
+        seed=args.seed,
+        snapshot_every=args.snapshot_every,
+        threads=args.threads,
+    )
+    if args.book_stride:
+        config = config.with_book_stride()
+    return validate_training(config)
+
+
+def _clock(seconds: float) -> str:
+    """``1m05s`` or ``42s``.
+
+    >>> _clock(65.2), _clock(9.96)
+    ('1m05s', '10s')
+    """
+    whole = round(seconds)
+    return f"{whole // 60}m{whole % 60:02d}s" if whole >= 60 else f"{whole}s"
+
+
+def progress_bar(stream: TextIO, *, started: float | None = None) -> Progress:
+    """A progress bar on ``stream``: redrawn in place on a terminal (at most every 1 %),
+    a line every 10 % elsewhere (a log, CI)."""
+    start = time.monotonic() if started is None else started
+    terminal = stream.isatty()
+    shown = {"last": -1}
+
+    def show(done: int, total: int) -> None:
+        hundredths = 100 * done // total
+        step = 1 if terminal else 10
+        if hundredths // step == shown["last"] // step and done != total:
+            return
+        shown["last"] = hundredths
+        elapsed = time.monotonic() - start
+        left = elapsed / done * (total - done) if done else 0.0
+        filled = BAR_WIDTH * done // total
+        bar = "#" * filled + "." * (BAR_WIDTH - filled)
+        line = (
+            f"[{bar}] {done:,}/{total:,} steps {hundredths:3d}% "
+            f"{_clock(elapsed)} elapsed, {_clock(left)} left"
+        )
+        if terminal:
+            stream.write(f"\r{line}" + ("\n" if done == total else ""))
+        else:
+            stream.write(f"{line}\n")
+        stream.flush()
+
+    return show
+
+
+def train_main(argv: Sequence[str]) -> int:
+    """Run ``posviz train`` with ``argv``; the exit status (usage errors: ``SystemExit(2)``)."""
+    parser = build_train_parser()
+    args = parser.parse_args(list(argv))
+    if args.out.suffix != RUN_SUFFIX:
+        parser.error(f"--out must end in {RUN_SUFFIX}, got {str(args.out)!r}")
+    try:
+        config = config_from(args)
+    except TrainingConfigError as error:
+        parser.error(str(error))
+    started = time.monotonic()
+    sys.stderr.write(f"training: {' '.join(config.arguments())} (threads {config.threads})\n")
+    run = train(config, progress=progress_bar(sys.stderr, started=started))
+    try:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        size = save_run(run, args.out)
+    except (OSError, RunError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+        sys.stderr.write(f"{PROG}: error: cannot write {str(args.out)!r}: {reason}\n")
+        return 1
+    sys.stderr.write(
+        f"wrote {args.out} ({size:,} bytes): {len(run.steps)} positional tables, losses "
+        f"{run.val_loss[0]:.3f} -> {run.val_loss[-1]:.3f} (validation)\n"
+        f"wall time: {time.monotonic() - started:.1f} s for {config.steps:,} steps\n"
+    )
+    return 0
