@@ -24,6 +24,12 @@ of their GPT-2 ids) and is the tokenizer the dataset uses.
 >>> vocabulary = TextVocabulary.from_texts(split_text(text, train_ratio=0.9))
 >>> vocabulary.vocab_size, vocabulary.decode(vocabulary.encode(" Jack Gisburn"))
 (1417, ' Jack Gisburn')
+>>> words = "one two three four five six"
+>>> loader = create_dataloader_v1(words, batch_size=2, max_length=2, stride=2, shuffle=False,
+...                               tokenizer=TextVocabulary.from_texts([words]))
+>>> inputs, targets = next(iter(loader))
+>>> inputs.tolist(), targets.tolist()
+([[0, 1], [2, 3]], [[1, 2], [3, 4]])
 """
 
 from __future__ import annotations
@@ -158,15 +164,7 @@ def create_dataloader_v1(
     generator: torch.Generator | None = None,
 ) -> DataLoader[tuple[torch.Tensor, torch.Tensor]]:
     """Chapter 2's loader over ``txt``: batches ``(inputs [B, max_length], targets [B,
-    max_length])``, shuffled with ``generator`` (see the module docstring).
-
-    >>> loader = create_dataloader_v1("one two three four five six", batch_size=2,
-    ...     max_length=2, stride=2, shuffle=False, tokenizer=TextVocabulary.from_texts(
-    ...     ["one two three four five six"]))
-    >>> inputs, targets = next(iter(loader))
-    >>> inputs.tolist(), targets.tolist()
-    ([[0, 1], [2, 3]], [[1, 2], [3, 4]])
-    """
+    max_length])``, shuffled with ``generator`` (see the module docstring)."""
     dataset = GPTDatasetV1(txt, tokenizer, max_length, stride)
     return DataLoader(
         dataset,

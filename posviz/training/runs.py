@@ -2,7 +2,7 @@
 
 A run is a ``.npz`` file (a zip of ``.npy`` arrays, read with ``allow_pickle=False``)::
 
-    metadata        uint8 [m]       UTF-8 JSON: format, version, config, data sizes, torch
+    metadata        uint8 [m]       UTF-8 JSON: format, version, config, data sizes, torch, CPU
     steps           int64 [S]       the snapshot steps: 0, every snapshot_every, the last
     pos_embeddings  float32 [S, T, d]  the positional table (pos_emb.weight) at each of them
     train_loss      float64 [S]     mean loss over the training text's windows cut T apart
@@ -86,7 +86,14 @@ class TrainingRun:
     val_loss: torch.Tensor = field(repr=False)  # [S] float64
     batch_loss: torch.Tensor = field(repr=False)  # [N] float32: step n's batch at n - 1
     data: DataSizes
-    torch_version: str  # the torch that trained it (same torch + threads: the same bits)
+    torch_version: str  # the torch that trained it
+    cpu: str  # torch.backends.cpu.get_cpu_capability() there: same torch, CPU, threads: same bits
+
+    @property
+    def same_machine(self) -> bool:
+        """Whether this process has the torch and CPU kind that trained the run: training it
+        again with its settings gives the same bits."""
+        return (self.torch_version, self.cpu) == (torch.__version__, cpu_capability())
 
     @cached_property
     def digest(self) -> str:
@@ -119,6 +126,11 @@ class TrainingRun:
         return self.pos_embeddings[self.index(step)]
 
 
+def cpu_capability() -> str:
+    """The CPU kernels torch picks here (``"AVX2"``, ``"AVX512"``, ``"DEFAULT"``...)."""
+    return str(torch.backends.cpu.get_cpu_capability())
+
+
 def _listing(steps: tuple[int, ...]) -> str:
     """``0, 50, …, 1500`` (every step when there are few)."""
     if len(steps) <= 6:
@@ -133,6 +145,7 @@ def _metadata(run: TrainingRun) -> dict[str, Any]:
         "config": dataclasses.asdict(run.config),
         "data": dataclasses.asdict(run.data),
         "torch": run.torch_version,
+        "cpu": run.cpu,
         "command": ["posviz", "train", *run.config.arguments()],
     }
 
@@ -212,6 +225,7 @@ def _parse(data: bytes, name: str) -> TrainingRun:
         batch_loss=torch.from_numpy(batch_loss),
         data=_read_sizes(meta.get("data")),
         torch_version=str(meta.get("torch", "")),
+        cpu=str(meta.get("cpu", "")),
     )
 
 

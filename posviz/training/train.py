@@ -46,7 +46,7 @@ from torch.utils.data import DataLoader
 from posviz.training.config import TrainingConfig, TrainingConfigError, validate_training
 from posviz.training.data import TextVocabulary, create_dataloader_v1, split_text, the_verdict
 from posviz.training.model import GPTModel, init_positions
-from posviz.training.runs import DataSizes, TrainingRun
+from posviz.training.runs import DataSizes, TrainingRun, cpu_capability
 
 Progress = Callable[[int, int], None]  # (steps done, steps in all)
 Loader = DataLoader[tuple[torch.Tensor, torch.Tensor]]
@@ -195,4 +195,5 @@ def _train(config: TrainingConfig, progress: Progress | None) -> TrainingRun:
             val_windows=len(val_loader.dataset),  # type: ignore[arg-type]
         ),
         torch_version=torch.__version__,
+        cpu=cpu_capability(),
     )

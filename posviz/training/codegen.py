@@ -1,0 +1,263 @@
+"""The Training view's *Show the code*: a self-contained script that trains the run on screen
+up to the step on screen and prints the numbers the view's sentences quote.
+
+The script holds the book's classes as posviz runs them: the source of
+:mod:`posviz.training.model`'s ``GPTConfig``, ``MultiHeadAttention``, ``LayerNorm``, ``GELU``,
+``FeedForward``, ``TransformerBlock`` and ``GPTModel``, :mod:`posviz.training.data`'s
+``GPTDatasetV1`` and ``create_dataloader_v1``, and :mod:`posviz.training.train`'s
+``calc_loss_batch``, ``calc_loss_loader`` and ``evaluate_model``, copied by
+:func:`inspect.getsource`, so the code shown is the code that made the run. Around them it
+writes the run's settings, the text (``the-verdict.txt`` beside the script, else downloaded
+from the book's repository), the vocabulary of the text's tokens, the same seeds and
+generators as :func:`posviz.training.train.train`, chapter 5's loop, and the numbers. It needs
+torch and tiktoken, not posviz; with the run's torch and threads it gives the run's bits.
+
+>>> from posviz.training.config import TrainingConfig
+>>> script = training_script(TrainingConfig(init="small"), step=600, name="small-init")
+>>> "class GPTModel(nn.Module):" in script, "steps = 600" in script
+(True, True)
+"""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from typing import Final
+
+from posviz.training import data, model, train
+from posviz.training.config import TrainingConfig
+from posviz.training.data import VERDICT_URL
+from posviz.training.model import SMALL_INIT_STD
+from posviz.training.view import FAR
+
+BOOK_URL: Final = "https://github.com/rasbt/LLMs-from-scratch"
+_WIDTH: Final = 92  # the script's docstring lines
+
+_HEADER: Final = '''\
+"""Train the book's GPT on The Verdict, as posviz's Training view shows it: run {name},
+{steps} steps, and print the numbers the view quotes.
+
+{settings}
+The classes are the book's, as posviz runs them: Sebastian Raschka, Build a Large Language
+Model (From Scratch), chapters 2-5; code under the Apache License 2.0,
+{book}
+Run it with: pip install torch tiktoken && python this_file.py
+(it reads the-verdict.txt beside it, else downloads it from the book's repository; tiktoken
+downloads GPT-2's vocabulary on its first run).
+"""
+
+from __future__ import annotations
+
+import os
+import urllib.request
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+import tiktoken
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+Loader = Iterable
+'''
+
+_SETTINGS: Final = """
+init = {init!r}  # the positional table: "small" N(0, 0.02²) (GPT-2), "default" N(0, 1)
+steps = {steps}  # train up to the step on screen
+seed = {seed}
+learning_rate = {learning_rate!r}
+weight_decay = {weight_decay!r}
+batch_size = {batch_size}
+stride = {stride}  # tokens between training windows
+train_ratio = {train_ratio!r}
+torch.set_num_threads({threads})  # the run's threads: other counts round differently
+device = torch.device("cpu")
+
+file_path = "the-verdict.txt"
+if not os.path.exists(file_path):
+    url = {url!r}
+    with urllib.request.urlopen(url) as response:
+        text_data = response.read().decode("utf-8")
+    with open(file_path, "w", encoding="utf-8", newline="") as file:
+        file.write(text_data)
+else:
+    with open(file_path, encoding="utf-8", newline="") as file:
+        text_data = file.read()
+
+split_idx = int(train_ratio * len(text_data))
+train_data, val_data = text_data[:split_idx], text_data[split_idx:]
+gpt2_tokenizer = tiktoken.get_encoding("gpt2")
+
+
+class Tokenizer(Protocol):
+    def encode(self, text: str) -> list[int]: ...
+
+
+class TextVocabulary:
+    \"\"\"GPT-2's tokens of the text, numbered 0 … V-1 in the order of their GPT-2 ids (a
+    50,257-row table for 1,417 tokens makes every step about 8 times slower).\"\"\"
+
+    def __init__(self, texts):
+        found = set()
+        for text in texts:
+            found.update(gpt2_tokenizer.encode(text))
+        self.gpt2_ids = sorted(found)
+        self.index = {{token_id: i for i, token_id in enumerate(self.gpt2_ids)}}
+
+    def encode(self, text):
+        return [self.index[token_id] for token_id in gpt2_tokenizer.encode(text)]
+
+
+vocabulary = TextVocabulary([train_data, val_data])
+"""
+
+_TRAIN: Final = """
+GPT_CONFIG = GPTConfig(
+    vocab_size=len(vocabulary.gpt2_ids),
+    context_length={context_length},
+    emb_dim={emb_dim},
+    n_heads={n_heads},
+    n_layers={n_layers},
+    drop_rate={drop_rate!r},
+    qkv_bias={qkv_bias!r},
+)
+
+torch.manual_seed(seed)
+model = GPTModel(GPT_CONFIG)
+if init == "small":  # the same draw, scaled: every other weight as with init "default"
+    with torch.no_grad():
+        model.pos_emb.weight.mul_({small_std!r})
+optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=weight_decay)
+
+# Every loader has its own generator: without one a DataLoader draws a seed from torch's
+# global generator (the one dropout uses) each time it is iterated, shuffled or not.
+context_length = GPT_CONFIG.context_length
+train_loader = create_dataloader_v1(
+    train_data, batch_size=batch_size, max_length=context_length, stride=stride,
+    shuffle=True, drop_last=True, tokenizer=vocabulary,
+    generator=torch.Generator().manual_seed(seed),
+)
+# Evaluation: each text's windows cut context_length apart, every token predicted once.
+train_eval_loader = create_dataloader_v1(
+    train_data, batch_size=batch_size, max_length=context_length, stride=context_length,
+    shuffle=False, drop_last=False, tokenizer=vocabulary,
+    generator=torch.Generator().manual_seed(0),
+)
+val_loader = create_dataloader_v1(
+    val_data, batch_size=batch_size, max_length=context_length, stride=context_length,
+    shuffle=False, drop_last=False, tokenizer=vocabulary,
+    generator=torch.Generator().manual_seed(0),
+)
+
+start_table = model.pos_emb.weight.detach().clone()  # [T, d]: the table at step 0
+start_losses = evaluate_model(model, train_eval_loader, val_loader, device)
+batch_losses = []
+step = 0
+model.train()
+while step < steps:  # chapter 5's train_model_simple, without its printing
+    for input_batch, target_batch in train_loader:
+        optimizer.zero_grad()
+        loss = calc_loss_batch(input_batch, target_batch, model, device)
+        loss.backward()
+        optimizer.step()
+        step += 1
+        batch_losses.append(loss.item())
+        if step == steps:
+            break
+
+pos_embeddings = model.pos_emb.weight.detach().clone()  # [T, d]: the table on screen
+train_loss, val_loss = evaluate_model(model, train_eval_loader, val_loader, device)
+
+
+def mean_cosine_by_distance(table):
+    \"\"\"For k = 0 … T-1: the mean over i of cos(row i, row i + k), in float64.\"\"\"
+    unit = table.double() / torch.linalg.vector_norm(table.double(), dim=1, keepdim=True)
+    cosines = unit @ unit.T  # [T, T]
+    return [float(cosines.diagonal(k).mean()) for k in range(len(table))]
+
+
+now, before = mean_cosine_by_distance(pos_embeddings), mean_cosine_by_distance(start_table)
+moved = torch.linalg.vector_norm((pos_embeddings - start_table).double(), dim=1)  # [T]
+start_norms = torch.linalg.vector_norm(start_table.double(), dim=1)  # [T]
+print(f"After {{steps:,}} steps neighbouring positions have cosine {{now[1]:.2f}} "
+      f"(distance {far}: {{now[{far}]:.2f}}); at step 0 they had {{before[1]:.2f}} "
+      f"({{before[{far}]:.2f}}).")
+print(f"Training loss {{train_loss:.2f}} (step 0: {{start_losses[0]:.2f}}), validation loss "
+      f"{{val_loss:.2f}} (step 0: {{start_losses[1]:.2f}}).")
+print(f"The rows moved {{float(moved.mean()):.3f}} on average; at step 0 they were "
+      f"{{float(start_norms.mean()):.3f}} long.")
+"""
+
+_CLASSES: Final = (
+    model.GPTConfig,
+    model.MultiHeadAttention,
+    model.LayerNorm,
+    model.GELU,
+    model.FeedForward,
+    model.TransformerBlock,
+    model.GPTModel,
+    data.GPTDatasetV1,
+    data.create_dataloader_v1,
+    train.calc_loss_batch,
+    train.calc_loss_loader,
+    train.evaluate_model,
+)
+
+
+def _sources() -> str:
+    """The book's classes and functions as posviz defines them, in the order they use each
+    other."""
+    return "\n\n".join(inspect.getsource(item) for item in _CLASSES)
+
+
+def training_script(config: TrainingConfig, *, step: int, name: str = "") -> str:
+    """A script that trains ``config``'s run (called ``name``) for ``step`` steps and prints
+    what the Training view says at that step; ``step`` from 1 to ``config.steps``.
+
+    >>> script = training_script(TrainingConfig(init="default", stride=64), step=50)
+    >>> "stride = 64" in script, "init = 'default'" in script
+    (True, True)
+    """
+    if isinstance(step, bool) or not isinstance(step, int) or not 1 <= step <= config.steps:
+        raise ValueError(
+            f"step must be a whole number from 1 to {config.steps} (the run's steps), got "
+            f"{step!r}: step 0 is the init, nothing to train"
+        )
+    settings = (
+        f"Settings: init {config.init}, seed {config.seed}, d {config.emb_dim}, {config.n_layers} "
+        f"layers, {config.n_heads} heads, context {config.context_length}, dropout "
+        f"{config.drop_rate}, AdamW lr {config.learning_rate} weight decay "
+        f"{config.weight_decay}, batch {config.batch_size}, stride {config.stride}, "
+        f"{config.threads} thread(s). The run was made by: "
+        f"{' '.join(('posviz', 'train', *config.arguments()))}"
+    )
+    header = _HEADER.format(
+        name=name or f"{config.init}-init",
+        steps=f"{step:,}",
+        settings=textwrap.fill(settings, width=_WIDTH, break_on_hyphens=False),
+        book=BOOK_URL,
+    )
+    body = _SETTINGS.format(
+        init=config.init,
+        steps=step,
+        seed=config.seed,
+        learning_rate=config.learning_rate,
+        weight_decay=config.weight_decay,
+        batch_size=config.batch_size,
+        stride=config.stride,
+        train_ratio=config.train_ratio,
+        threads=config.threads,
+        url=VERDICT_URL,
+    )
+    training = _TRAIN.format(
+        context_length=config.context_length,
+        emb_dim=config.emb_dim,
+        n_heads=config.n_heads,
+        n_layers=config.n_layers,
+        drop_rate=config.drop_rate,
+        qkv_bias=config.qkv_bias,
+        small_std=SMALL_INIT_STD,
+        far=min(FAR, config.context_length - 1),
+    )
+    return f"{header}{body}\n\n{_sources()}\n{training}"
