@@ -157,15 +157,18 @@ def _lines(shape: TableGeometry, axes: Sequence[tuple[str, str]]) -> list[Trace]
     return traces
 
 
-def _scene(
+def scene_layout(
     shape: TableGeometry,
     x: tuple[float, float],
     y: tuple[float, float],
     font: int,
     eye: dict[str, float],
+    *,
+    uirevision: str = "geometry",
 ) -> dict[str, object]:
     """A 3D scene in the domain ``x`` by ``y``: true proportions when the table has three
-    components (a flat or empty table would collapse them)."""
+    components (a flat or empty table would collapse them); ``uirevision`` names the view
+    whose reruns keep the camera the reader turned (the Training view shares the scene)."""
     axes = {
         name: {"title": {"text": f"PC {number}", "font": {"size": font}},
                "tickfont": {"size": max(font - 3, 12)}}
@@ -176,7 +179,7 @@ def _scene(
         **axes,
         "aspectmode": "data" if shape.components == 3 else "cube",
         "camera": {"eye": eye},
-        "uirevision": "geometry",  # a rerun keeps the camera the reader turned
+        "uirevision": uirevision,  # a rerun keeps the camera the reader turned
     }
 
 
@@ -329,7 +332,7 @@ def geometry_spec(
                 shape, name = shapes[index], ("scene", "scene2")[index]
                 y = (max(low, 0.0), min(high, 1.0))
                 eye = STACKED_EYE if stacked else CAMERA_EYE
-                layout[name] = _scene(shape, x, y, sizes.text, eye)
+                layout[name] = scene_layout(shape, x, y, sizes.text, eye)
                 scene_rows.append((low, high))
                 if shape.components:
                     traces.append(_scatter(shape, name, marker_size=4 if lecture else 3))
