@@ -24,6 +24,9 @@ positions, ALiBi with 12 heads, T5) keeps nothing between reruns but the attenti
 (cached as the app caches the tables), so its warm run is a whole recomputation too. Then
 (``app`` rows; ``--no-app`` skips them) the same through the page itself, driven by AppTest:
 the whole rerun of the open tab (Geometry and Distance: the page has no Attention tab yet).
+The Training view (``training`` rows, issue 26): per shipped run, a step shown the first time
+(``cold``) and a step change back to one already shown (``warm``), the run loaded as the app
+keeps it, with GPT-2 stand-in tables beside; the weights column names the run.
 The load average is printed with the numbers; nothing here asserts a time.
 """
 
@@ -200,6 +203,37 @@ def app_rows(rows: int, emb_dim: int, reps: int) -> list[list[object]]:
     return found
 
 
+def training_rows(reps: int) -> list[list[object]]:
+    """The Training view (issue 26) of each shipped run: ``cold`` a step shown the first time
+    (the run loaded, as the app keeps it, nothing computed for that step), ``warm`` a step
+    change to a step already shown (its numbers kept with ``memo``), each from the run to
+    the chart component's bytes; GPT-2 stand-in tables beside. The app's page for it is not
+    written yet: core rows only."""
+    from posviz.plots.training import training_chart
+    from posviz.training.runs import load_named_run
+    from posviz.training.view import build_training
+
+    gpt2 = stand_in_gpt2(50257, 1024, 768)
+    found: list[list[object]] = []
+    for name in ("small-init", "default-init", "book-settings"):
+        run = load_named_run(name)
+        run.digest  # noqa: B018 (computed once when the app loads the run)
+        cold, warm, size = [], [], 0
+        for _ in range(reps):
+            memo = Kept()
+            for step, times in ((600, cold), (650, cold), (600, warm)):
+                start = time.process_time()
+                view = build_training(run, step, gpt2=gpt2, memo=memo)
+                spec = training_chart(view).spec
+                size = len(chart_payload(spec, canvas=UNKNOWN, fill=False, plotly_path="p.js"))
+                times.append((time.process_time() - start) * 1e3)
+        found.append(
+            ["core", "training", name, "step", f"{statistics.median(cold):.1f}",
+             f"{statistics.median(warm):.1f}", f"{size:,}"]
+        )  # fmt: skip
+    return found
+
+
 HEADER = ("path", "view", "weights", "scheme", "cold CPU ms", "warm CPU ms", "bytes")
 
 
@@ -217,7 +251,7 @@ def main(argv: list[str] | None = None) -> None:
     started = report.start()
     print(f"load average: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs; "
           f"T = {rows}, d = {emb_dim}, median of {reps}")  # fmt: skip
-    found = core_rows(rows, emb_dim, reps)
+    found = core_rows(rows, emb_dim, reps) + training_rows(reps)
     if not args.no_app:
         found += app_rows(rows, emb_dim, reps)
     widths = [max(len(str(cell)) for cell in column) for column in zip(HEADER, *found, strict=True)]

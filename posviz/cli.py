@@ -83,6 +83,7 @@ from posviz.gpt2.hub import HubError, HubFile, Progress
 from posviz.gpt2.store import Gpt2Store
 from posviz.lesson.attention import sentences as attention_sentences
 from posviz.lesson.repeats import lesson_sentence, similarity_sentence
+from posviz.lesson.training import sentences as training_sentences
 from posviz.lesson.word_order import summary_lines
 from posviz.pipeline import EmbeddingTables
 from posviz.plots.attention import attention_chart
@@ -94,14 +95,19 @@ from posviz.plots.heatmaps import (
     similarity_chart,
     similarity_figure,
 )
+from posviz.plots.training import training_figure
 from posviz.plots.word_order import compare_figure
 from posviz.scores import AttentionError, build_attention
 from posviz.tokenizer import TokenizerDataError
+from posviz.training.codegen import training_script
 from posviz.training.command import train_main
+from posviz.training.data import TrainingDataError
+from posviz.training.runs import RunError, load_named_run
+from posviz.training.view import build_training
 from posviz.view import TablesFor, View, build_view, build_word_order, seeded_tables
 
 _PROG = "python -m posviz"
-VIEWS = ("embeddings", "similarity", "compare", "geometry", "distance", "attention")
+VIEWS = ("embeddings", "similarity", "compare", "geometry", "distance", "attention", "training")
 _FIGURE_SUFFIXES = (".html", ".htm", ".json", ".png")
 _APP_HELP = """usage: posviz app [streamlit run options]
 
@@ -239,6 +245,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--causal", action="store_true", help="compare mode: mask future tokens, as GPT does"
     )
+    parser.add_argument(
+        "--run",
+        default=None,
+        help="--view training: the training run, by name (default small-init; the shipped "
+        "runs and those `posviz train` wrote into the cache folder's runs/)",
+    )
+    parser.add_argument(
+        "--step",
+        type=int,
+        default=None,
+        help="--view training: a step the run kept (default its last)",
+    )
     parser.add_argument("--lecture", action="store_true", help="large fonts for a projector")
     parser.add_argument("--out", type=Path, help="write the figure to this .html or .png file")
     parser.add_argument(
@@ -351,6 +369,38 @@ def _shape_figure(
     return None
 
 
+def _training_view(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``--view training``: a run's figure, its training script or its sentences."""
+    if args.csv or args.npy or args.compare:
+        parser.error("--view training draws a figure, its code or its lesson: not --csv, "
+                     "--npy or --compare")  # fmt: skip
+    try:
+        run = load_named_run(args.run or "small-init")
+        view = build_training(run, run.steps[-1] if args.step is None else args.step,
+                              gpt2=_cached_gpt2(args))  # fmt: skip
+    except (RunError, TrainingDataError) as error:
+        parser.error(str(error))
+    if args.print_code:
+        sys.stdout.write(training_script(run.config, step=view.step, name=run.name))
+    if args.lesson:
+        report = sys.stderr if args.print_code else sys.stdout
+        report.write("".join(f"{line}\n" for line in training_sentences(view)))
+    if args.out is not None:
+        figure = training_figure(view, lecture=args.lecture)
+        _write(args.out, _figure_bytes(figure, args.out, args.width))
+    return 0
+
+
+def _cached_gpt2(args: argparse.Namespace) -> EmbeddingTables | None:
+    """GPT-2's tables if the cache has them (never downloaded for the Training view)."""
+    try:
+        return Gpt2Store(source=HubFile.from_env(revision=args.gpt2_revision)).tables(
+            download=False
+        )
+    except (HubError, ValueError):
+        return None
+
+
 def _figure_bytes(figure: go.Figure, out: Path, width: int) -> bytes:
     if out.suffix.lower() in (".html", ".htm"):
         return figure_html(figure)
@@ -412,7 +462,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments[:1] == ["app"]:
         return run_app(arguments[1:])
     if arguments[:1] == ["train"]:
-        return train_main(arguments[1:])
+        return train_main(arguments[1:], parser_class=_Parser)
     parser = build_parser()
     args = parser.parse_args(arguments)
     outputs = args.out or args.csv or args.npy or args.print_code or args.compare or args.lesson
@@ -432,6 +482,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"{', '.join(attention_flags)}: for --view attention (one head's scores)")
     if not 100 <= args.width <= 10_000:
         parser.error(f"--width must be from 100 to 10000 pixels, got {args.width}")
+    if (args.run is not None or args.step is not None) and args.view != "training":
+        parser.error("--run and --step are for --view training (a training run's steps)")
+    if args.view == "training":
+        return _training_view(args, parser)
     settings = _settings(args, parser)
     try:
         store = Gpt2Store(source=HubFile.from_env(revision=args.gpt2_revision))

@@ -778,3 +778,102 @@ def book_head_attention(
         mask_bool = module.mask.bool()[:num_tokens, :num_tokens]
         attn_weights = torch.softmax(attn_scores.masked_fill(mask_bool, -torch.inf), dim=-1)
     return attn_scores[0, head], attn_weights[0, head]
+
+
+# --- the Training view (issue 26): the book's GPT on The Verdict -----------------------------
+
+VERDICT = DATA / "the-verdict.txt"  # the book repository's file, shipped with posviz
+
+
+def book_gpt_init(
+    *, vocab_size: int, context_length: int, emb_dim: int, n_layers: int, seed: int
+) -> dict[str, torch.Tensor]:
+    """The weights ``torch.manual_seed(seed); GPTModel(cfg)`` gives in the book (chapter 4),
+    by name, made layer by layer in the order the book's ``__init__`` methods make them
+    (``qkv_bias`` False), under ``fork_rng``."""
+    state: dict[str, torch.Tensor] = {}
+
+    def linear(name: str, d_in: int, d_out: int, bias: bool = True) -> None:
+        layer = torch.nn.Linear(d_in, d_out, bias=bias)
+        state[f"{name}.weight"] = layer.weight.detach()
+        if bias:
+            state[f"{name}.bias"] = layer.bias.detach()
+
+    def norm(name: str) -> None:
+        state[f"{name}.scale"] = torch.ones(emb_dim)
+        state[f"{name}.shift"] = torch.zeros(emb_dim)
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        state["tok_emb.weight"] = torch.nn.Embedding(vocab_size, emb_dim).weight.detach()
+        state["pos_emb.weight"] = torch.nn.Embedding(context_length, emb_dim).weight.detach()
+        for block in range(n_layers):
+            prefix = f"trf_blocks.{block}"
+            for name in ("W_query", "W_key", "W_value"):
+                linear(f"{prefix}.att.{name}", emb_dim, emb_dim, bias=False)
+            linear(f"{prefix}.att.out_proj", emb_dim, emb_dim)
+            linear(f"{prefix}.ff.layers.0", emb_dim, 4 * emb_dim)
+            linear(f"{prefix}.ff.layers.2", 4 * emb_dim, emb_dim)
+            norm(f"{prefix}.norm1")
+            norm(f"{prefix}.norm2")
+        norm("final_norm")
+        linear("out_head", emb_dim, vocab_size, bias=False)
+    return state
+
+
+def gpt_logits(
+    state: dict[str, torch.Tensor], token_ids: torch.Tensor, *, n_heads: int
+) -> torch.Tensor:
+    """Chapter 4's forward pass without dropout, written with ``torch.nn.functional`` from the
+    weights by name: ``F.layer_norm`` (eps 1e-5), ``F.scaled_dot_product_attention`` with a
+    causal mask, ``F.gelu(approximate="tanh")``. ``[b, n]`` token ids to ``[b, n, V]``."""
+    num_tokens = token_ids.shape[1]
+    x = F.embedding(token_ids, state["tok_emb.weight"]) + state["pos_emb.weight"][:num_tokens]
+    emb_dim = x.shape[-1]
+
+    def norm(name: str, value: torch.Tensor) -> torch.Tensor:
+        return F.layer_norm(value, (emb_dim,), state[f"{name}.scale"], state[f"{name}.shift"], 1e-5)
+
+    def heads(value: torch.Tensor) -> torch.Tensor:  # [b, n, d] -> [b, heads, n, d / heads]
+        return value.view(value.shape[0], num_tokens, n_heads, -1).transpose(1, 2)
+
+    blocks = sorted({int(key.split(".")[1]) for key in state if key.startswith("trf_blocks.")})
+    for block in blocks:
+        p = f"trf_blocks.{block}."
+        h = norm(p + "norm1", x)
+        q, k, v = (
+            heads(F.linear(h, state[f"{p}att.{w}.weight"])) for w in ("W_query", "W_key", "W_value")
+        )
+        attended = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        attended = attended.transpose(1, 2).reshape(x.shape)
+        x = x + F.linear(attended, state[p + "att.out_proj.weight"], state[p + "att.out_proj.bias"])
+        h = F.linear(
+            norm(p + "norm2", x), state[p + "ff.layers.0.weight"], state[p + "ff.layers.0.bias"]
+        )
+        x = x + F.linear(
+            F.gelu(h, approximate="tanh"),
+            state[p + "ff.layers.2.weight"],
+            state[p + "ff.layers.2.bias"],
+        )
+    return F.linear(norm("final_norm", x), state["out_head.weight"])
+
+
+def sliding_windows(
+    token_ids: Sequence[int], max_length: int, stride: int
+) -> list[tuple[list[int], list[int]]]:
+    """The book's windows (section 2.6): inputs ``ids[i : i + L]`` and targets one later,
+    for ``i = 0, stride, …`` while ``i < len(ids) - L``, as plain lists."""
+    return [
+        (list(token_ids[i : i + max_length]), list(token_ids[i + 1 : i + max_length + 1]))
+        for i in range(0, len(token_ids) - max_length, stride)
+    ]
+
+
+def mean_cosine_at(table: np.ndarray | torch.Tensor, k: int) -> float:
+    """The mean over ``i`` of ``cos(row i, row i + k)``, each pair with ``np.dot`` in float64."""
+    x = np.asarray(table, dtype=np.float64)
+    values = [
+        float(np.dot(x[i], x[i + k]) / (np.linalg.norm(x[i]) * np.linalg.norm(x[i + k])))
+        for i in range(len(x) - k)
+    ]
+    return float(np.mean(values))

@@ -445,3 +445,30 @@ def word_order_answer(comparison: OrderComparison, *, markdown: bool = True) -> 
         f"{head} With positions the cosine is {positioned.mean_cosine:.6f}: now attention sees "
         "two different sentences."
     )
+
+
+# The Training view's slides (issue 26); their answers are posviz.lesson.training's
+# neighbour_answer (a run trained from the small init, at its last step) and moving_answer
+# (both runs). Appended to STEPS once the page draws view "training".
+TRAINING_STEPS: Final = (
+    Step(
+        "Watch a positional table learn",
+        "The book's GPT trained on The Verdict, its positional table started small, as GPT-2 "
+        "starts it: the table after training.",
+        view="training",
+        question=Question(
+            "After training, is position 10 more like position 11 or position 50?",
+            "After training, is position 10 more like position 11 or position 50?",
+        ),
+    ),
+    Step(
+        "Which table moves?",
+        "Two runs, the same seed and text: positions started at N(0, 0.02²) as GPT-2, or at "
+        "nn.Embedding's N(0, 1) as section 2.8.",
+        view="training",
+        question=Question(
+            "Which table moves: the one that starts small or the one that starts at N(0, 1)?",
+            "Which table moves: the one that starts small or the one that starts at N(0, 1)?",
+        ),
+    ),
+)

@@ -24,10 +24,19 @@ import inspect
 import textwrap
 from typing import Final
 
-from posviz.training import data, model, train
 from posviz.training.config import TrainingConfig
-from posviz.training.data import VERDICT_URL
-from posviz.training.model import SMALL_INIT_STD
+from posviz.training.data import VERDICT_URL, GPTDatasetV1, create_dataloader_v1
+from posviz.training.model import (
+    GELU,
+    SMALL_INIT_STD,
+    FeedForward,
+    GPTConfig,
+    GPTModel,
+    LayerNorm,
+    MultiHeadAttention,
+    TransformerBlock,
+)
+from posviz.training.train import calc_loss_batch, calc_loss_loader, evaluate_model
 from posviz.training.view import FAR
 
 BOOK_URL: Final = "https://github.com/rasbt/LLMs-from-scratch"
@@ -177,12 +186,17 @@ def mean_cosine_by_distance(table):
     return [float(cosines.diagonal(k).mean()) for k in range(len(table))]
 
 
+def two(value):
+    \"\"\"Two decimals, never "-0.00".\"\"\"
+    return f"{{round(value, 2) + 0.0:.2f}}"
+
+
 now, before = mean_cosine_by_distance(pos_embeddings), mean_cosine_by_distance(start_table)
 moved = torch.linalg.vector_norm((pos_embeddings - start_table).double(), dim=1)  # [T]
 start_norms = torch.linalg.vector_norm(start_table.double(), dim=1)  # [T]
-print(f"After {{steps:,}} steps neighbouring positions have cosine {{now[1]:.2f}} "
-      f"(distance {far}: {{now[{far}]:.2f}}); at step 0 they had {{before[1]:.2f}} "
-      f"({{before[{far}]:.2f}}).")
+print(f"After {{steps:,}} steps neighbouring positions have cosine {{two(now[1])}} "
+      f"(distance {far}: {{two(now[{far}])}}); at step 0 they had {{two(before[1])}} "
+      f"({{two(before[{far}])}}).")
 print(f"Training loss {{train_loss:.2f}} (step 0: {{start_losses[0]:.2f}}), validation loss "
       f"{{val_loss:.2f}} (step 0: {{start_losses[1]:.2f}}).")
 print(f"The rows moved {{float(moved.mean()):.3f}} on average; at step 0 they were "
@@ -190,18 +204,18 @@ print(f"The rows moved {{float(moved.mean()):.3f}} on average; at step 0 they we
 """
 
 _CLASSES: Final = (
-    model.GPTConfig,
-    model.MultiHeadAttention,
-    model.LayerNorm,
-    model.GELU,
-    model.FeedForward,
-    model.TransformerBlock,
-    model.GPTModel,
-    data.GPTDatasetV1,
-    data.create_dataloader_v1,
-    train.calc_loss_batch,
-    train.calc_loss_loader,
-    train.evaluate_model,
+    GPTConfig,
+    MultiHeadAttention,
+    LayerNorm,
+    GELU,
+    FeedForward,
+    TransformerBlock,
+    GPTModel,
+    GPTDatasetV1,
+    create_dataloader_v1,
+    calc_loss_batch,
+    calc_loss_loader,
+    evaluate_model,
 )
 
 
@@ -213,16 +227,16 @@ def _sources() -> str:
 
 def training_script(config: TrainingConfig, *, step: int, name: str = "") -> str:
     """A script that trains ``config``'s run (called ``name``) for ``step`` steps and prints
-    what the Training view says at that step; ``step`` from 1 to ``config.steps``.
+    what the Training view says at that step; ``step`` from 0 (the init) to ``config.steps``.
 
     >>> script = training_script(TrainingConfig(init="default", stride=64), step=50)
     >>> "stride = 64" in script, "init = 'default'" in script
     (True, True)
     """
-    if isinstance(step, bool) or not isinstance(step, int) or not 1 <= step <= config.steps:
+    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= config.steps:
         raise ValueError(
-            f"step must be a whole number from 1 to {config.steps} (the run's steps), got "
-            f"{step!r}: step 0 is the init, nothing to train"
+            f"step must be a whole number from 0 to {config.steps} (the run's steps), got "
+            f"{step!r}: pick a step the run has"
         )
     settings = (
         f"Settings: init {config.init}, seed {config.seed}, d {config.emb_dim}, {config.n_layers} "

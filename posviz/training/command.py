@@ -27,7 +27,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TextIO
 
 from posviz.training.config import (
     MAX_STEPS,
@@ -44,22 +44,17 @@ PROG = "python -m posviz train"
 BAR_WIDTH = 30  # characters of the progress bar
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, with every usage error on one line (exit status 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        """Print ``message`` as one line with a pointer to ``--help``; exit with status 2."""
-        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def build_train_parser() -> argparse.ArgumentParser:
-    """The options of ``posviz train``.
+def build_train_parser(
+    parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser,
+) -> argparse.ArgumentParser:
+    """The options of ``posviz train`` (``parser_class``: the command line's, which prints a
+    usage error on one line).
 
     >>> build_train_parser().parse_args(["--init", "small", "--out", "r.npz"]).steps
     1500
     """
     default = TrainingConfig(init="small")
-    parser = _Parser(
+    parser = parser_class(
         prog=PROG,
         description="Train the book's GPT (chapter 4) on The Verdict with chapter 5's loop "
         "and keep its positional table every few steps, for posviz's Training view.",
@@ -166,9 +161,11 @@ def progress_bar(stream: TextIO, *, started: float | None = None) -> Progress:
     return show
 
 
-def train_main(argv: Sequence[str]) -> int:
+def train_main(
+    argv: Sequence[str], *, parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser
+) -> int:
     """Run ``posviz train`` with ``argv``; the exit status (usage errors: ``SystemExit(2)``)."""
-    parser = build_train_parser()
+    parser = build_train_parser(parser_class)
     args = parser.parse_args(list(argv))
     if args.out.suffix != RUN_SUFFIX:
         parser.error(f"--out must end in {RUN_SUFFIX}, got {str(args.out)!r}")

@@ -164,7 +164,8 @@ def create_dataloader_v1(
     generator: torch.Generator | None = None,
 ) -> DataLoader[tuple[torch.Tensor, torch.Tensor]]:
     """Chapter 2's loader over ``txt``: batches ``(inputs [B, max_length], targets [B,
-    max_length])``, shuffled with ``generator`` (see the module docstring)."""
+    max_length])``, shuffled (if ``shuffle``) with ``generator``. A loader without a
+    generator of its own draws from torch's global one each time it is iterated."""
     dataset = GPTDatasetV1(txt, tokenizer, max_length, stride)
     return DataLoader(
         dataset,

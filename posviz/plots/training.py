@@ -1,0 +1,428 @@
+"""The Training figure: a run's positional table at one step, and what training did to it.
+
+Panels, in reading order (two columns side by side; one under the other on a phone):
+
+1. the positional table at the step, ``[T, d]`` (rows are positions, columns dimensions), on
+   the main view's diverging colour scale, one scale for every step of the run (so the colours
+   of step 0 and step 1,500 compare; a ``small`` init starts nearly white);
+2. the cosine similarity between its positions ``[T, T]``, on ``[-1, 1]``;
+3. the mean cosine of positions ``i`` and ``i + k`` against the distance ``k`` (the Distance
+   tab's curve) at the step, at step 0 and, when the caller has them, for GPT-2's first ``T``
+   positions;
+4. the table's first three principal components in 3D (the Geometry tab's view), coloured by
+   position, and GPT-2's beside them when given;
+5. the loss: each step's batch, and the training and validation text evaluated at the kept
+   steps, with the step marked.
+
+Payload: ``T·d + T² + 3·T`` float32 for the panels and the run's ``N`` batch losses: about
+0.1 MB of JSON for the shipped runs (T = 64, d = 128, N = 1,500).
+
+>>> from posviz.training.runs import load_named_run
+>>> from posviz.training.view import build_training
+>>> drawn = training_chart(build_training(load_named_run("small-init"), 600))
+>>> drawn.decisions.panels
+('table', 'similarity', 'distance', 'components', 'loss')
+>>> [t["type"] for t in drawn.spec.data][:3], drawn.decisions.stacked
+(['heatmap', 'heatmap', 'scatter'], False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+import plotly.graph_objects as go
+
+from posviz.geometry import TableGeometry
+from posviz.plots._figure import Drawn, FigureSpec
+from posviz.plots._layout import (
+    COLORSCALE_STEPS,
+    NARROWEST_CHART,
+    POSITION_COLORSCALE,
+    STACKED_WIDTH,
+    TABLE_COLOURS,
+    TOOLBAR_ROOM,
+    UNKNOWN,
+    Canvas,
+    Trace,
+    TypeSizes,
+    panel_title,
+    small_note,
+    text_width,
+    title_height,
+    trace,
+    type_sizes,
+    wrap_title,
+)
+from posviz.plots.geometry import CAMERA_EYE, STACKED_EYE, scene_layout
+from posviz.token_text import for_plotly
+from posviz.training.view import TrainingView, run_label
+
+STEP_COLOUR: Final = TABLE_COLOURS["learned"]  # the run's table at the step: the learned orange
+START_COLOUR: Final = "#777777"  # step 0, dashed
+TRAIN_COLOUR: Final = "#0072B2"  # Okabe & Ito blue
+VAL_COLOUR: Final = "#D55E00"  # vermillion
+BATCH_COLOUR: Final = "rgba(0, 0, 0, 0.22)"
+HEAT_HEIGHT: Final = 330  # px of a heatmap side by side (lecture: more)
+SCENE_HEIGHT: Final = 330
+LOSS_HEIGHT: Final = 250
+STACK_BELOW: Final = 700  # px of chart width under which a measured canvas stacks the panels
+MARGIN_RIGHT: Final = 16
+
+
+@dataclass(frozen=True)
+class TrainingDecisions:
+    """What :func:`training_chart` decided, for the words beside it to read."""
+
+    stacked: bool  # one panel under the other (a phone), else two columns
+    step: int  # the step drawn
+    panels: tuple[str, ...]  # the panels in reading order (see the module docstring)
+    gpt2: bool  # GPT-2's curve and components stand beside the run's
+    colour_limit: float  # the table's colour scale: -limit … limit, every step of the run
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """One panel: its kind (``heat``, ``xy``, ``scene``), its height and words."""
+
+    name: str
+    kind: str
+    title: str
+    note: str
+    height: float
+    shape: TableGeometry | None = None  # a scene's table
+
+
+def _cells(view: TrainingView, *, stacked: bool, lecture: bool, width: float) -> list[_Cell]:
+    """The panels in reading order, their titles (posviz's words) and plot heights."""
+    rows, dims = view.run.config.context_length, view.run.config.emb_dim
+    scale = 1.2 if lecture else 1.0
+    heat = width if stacked else HEAT_HEIGHT * scale
+    scene = width if stacked else SCENE_HEIGHT * scale
+    loss = LOSS_HEIGHT * scale
+    step = f"step\u00a0{view.step:,}"  # no break inside "step 600"
+    cells = [
+        _Cell(
+            "table", "heat", f"positional table at {step}",
+            f"pos_emb.weight [{rows}, {dims}]; one colour scale for every step", heat,
+        ),
+        _Cell("similarity", "heat", "cosine similarity between positions", step, heat),
+        _Cell(
+            "distance", "xy", "mean cosine of positions i and i\u00a0+\u00a0k",
+            f"at {step} and at step 0" + (", GPT-2 beside" if view.gpt2_curve else ""),
+            scene,
+        ),
+        _Cell("components", "scene", f"first three principal components, {step}",
+              _share(view.geometry), scene, view.geometry),
+    ]  # fmt: skip
+    if view.gpt2_geometry is not None:
+        cells.append(
+            _Cell("gpt2", "scene", f"GPT-2 124M trained: positions 0-{rows - 1}",
+                  _share(view.gpt2_geometry), scene, view.gpt2_geometry)
+        )  # fmt: skip
+    note = f"each step's batch; the two texts every {view.run.config.snapshot_every} steps"
+    cells.append(_Cell("loss", "xy", "loss", note, loss))
+    return cells
+
+
+def _share(shape: TableGeometry) -> str:
+    """The note under a scene: what its three components hold; the colour is the position."""
+    if shape.components == 0:
+        return "all rows the same: nothing to project"
+    return f"{shape.shown_share * 100:.0f} % of the variance; colour: position"
+
+
+def _groups(cells: Sequence[_Cell], stacked: bool) -> list[tuple[int, ...]]:
+    """Rows of cell indices: one cell per row stacked, else two (the loss alone at the end
+    when there is no GPT-2 scene beside it)."""
+    if stacked:
+        return [(i,) for i in range(len(cells))]
+    indices = list(range(len(cells)))
+    return [tuple(indices[i : i + 2]) for i in range(0, len(indices), 2)]
+
+
+def _heatmap(z: np.ndarray, name: str, axes: tuple[str, str], coloraxis: str, hover: str) -> Trace:
+    return trace(
+        "heatmap", z=z, x0=0, dx=1, y0=0, dy=1, coloraxis=coloraxis, name=name,
+        xaxis=axes[0], yaxis=axes[1], hovertemplate=hover,
+    )  # fmt: skip
+
+
+def _curve(mean: np.ndarray, name: str, axes: tuple[str, str], colour: str, dash: str) -> Trace:
+    return trace(
+        "scatter", y=mean, x0=0, dx=1, mode="lines", name=name, xaxis=axes[0], yaxis=axes[1],
+        line={"color": colour, "width": 2.5, "dash": dash},
+        hovertemplate=f"distance k = %{{x}}<br>mean cosine %{{y:.3f}}<extra>{name}</extra>",
+    )  # fmt: skip
+
+
+def _scatter(shape: TableGeometry, scene: str, *, marker_size: int, label: str) -> Trace:
+    """A table's positions in 3D, in order, coloured by position (as the Geometry tab)."""
+    positions = np.arange(shape.table.rows, dtype=np.int32)
+    points = shape.points.numpy().astype(np.float32)  # [T, 3]
+    return trace(
+        "scatter3d", x=points[:, 0], y=points[:, 1], z=points[:, 2], mode="lines+markers",
+        scene=scene, name=label, showlegend=False, customdata=positions,
+        marker={"size": marker_size, "color": positions, "coloraxis": "coloraxis3"},
+        line={"color": positions, "coloraxis": "coloraxis3", "width": 2},
+        hovertemplate="position %{customdata}<br>PC 1: %{x:.3f}<br>PC 2: %{y:.3f}<br>"
+        f"PC 3: %{{z:.3f}}<extra>{label}</extra>",
+    )  # fmt: skip
+
+
+def _loss_traces(view: TrainingView, axes: tuple[str, str]) -> list[Trace]:
+    run = view.run
+    steps = np.asarray(run.steps, dtype=np.int32)
+    common = {"xaxis": axes[0], "yaxis": axes[1]}
+    index = run.index(view.step)
+    return [
+        trace(
+            "scatter", y=run.batch_loss.numpy(), x0=1, dx=1, mode="lines",
+            name="each step's batch", line={"color": BATCH_COLOUR, "width": 1},
+            hovertemplate="step %{x}: batch loss %{y:.3f}<extra></extra>", **common,
+        ),
+        trace(
+            "scatter", x=steps, y=run.train_loss.numpy().astype(np.float32),
+            mode="lines+markers", name="training text", marker={"size": 5},
+            line={"color": TRAIN_COLOUR, "width": 2.5},
+            hovertemplate="step %{x}: training loss %{y:.3f}<extra></extra>", **common,
+        ),
+        trace(
+            "scatter", x=steps, y=run.val_loss.numpy().astype(np.float32),
+            mode="lines+markers", name="validation text", marker={"size": 5},
+            line={"color": VAL_COLOUR, "width": 2.5},
+            hovertemplate="step %{x}: validation loss %{y:.3f}<extra></extra>", **common,
+        ),
+        trace(
+            "scatter", x=[view.step, view.step],
+            y=[float(run.train_loss[index]), float(run.val_loss[index])],
+            mode="markers", name=f"losses at step {view.step:,}", showlegend=False,
+            marker={"size": 12, "color": [TRAIN_COLOUR, VAL_COLOUR], "symbol": "diamond",
+                    "line": {"color": "#000000", "width": 1}},
+            hovertemplate="step %{x}: %{y:.3f}<extra></extra>", **common,
+        ),
+    ]  # fmt: skip
+
+
+def _xy_axes(
+    x: tuple[float, float],
+    y: tuple[float, float],
+    names: tuple[str, str],
+    titles: tuple[str, str],
+    sizes: TypeSizes,
+    *,
+    reversed_y: bool = False,
+) -> dict[str, object]:
+    """An x axis and a y axis anchored to each other over the domains ``x`` and ``y``."""
+    x_name, y_name = names
+
+    def axis(domain: tuple[float, float], anchor: str, title: str) -> dict[str, object]:
+        return {
+            "domain": list(domain), "anchor": anchor.replace("axis", ""),
+            "title": {"text": title, "standoff": 4, "font": {"size": sizes.text}},
+            "tickfont": {"size": sizes.tick}, "automargin": False, "zeroline": False,
+            "linecolor": "#444444", "gridcolor": "#e5e5e5",
+        }  # fmt: skip
+
+    x_axis, y_axis = axis(x, y_name, titles[0]), axis(y, x_name, titles[1])
+    if reversed_y:
+        y_axis["autorange"] = "reversed"
+    return {x_name: x_axis, y_name: y_axis}
+
+
+def _bar(
+    limit: float, title: str, x: tuple[float, float], top: float, sizes: TypeSizes
+) -> dict[str, object]:
+    """A diverging colour axis from ``-limit`` to ``limit`` with a horizontal bar whose top is
+    at paper height ``top``, under the panel spanning ``x``."""
+    return {
+        "colorscale": COLORSCALE_STEPS,
+        "cmid": 0.0,
+        "cmin": -limit,
+        "cmax": limit,
+        "colorbar": {
+            "orientation": "h", "x": (x[0] + x[1]) / 2, "xanchor": "center",
+            "len": x[1] - x[0], "lenmode": "fraction", "y": top, "yanchor": "top",
+            "thickness": 14, "nticks": 5, "tickfont": {"size": sizes.text},
+            "title": {"text": title, "side": "right", "font": {"size": sizes.text}},
+        },
+    }  # fmt: skip
+
+
+def _legend_names(view: TrainingView) -> list[str]:
+    """The legend's entries: the curves' and the losses' names."""
+    names = ["step 0", f"step {view.step:,}"]
+    if view.gpt2_curve is not None:
+        names.append("GPT-2 124M trained")
+    return [*names, "each step's batch", "training text", "validation text"]
+
+
+def _legend_height(view: TrainingView, sizes: TypeSizes, *, chart: float, stacked: bool) -> float:
+    """px under the plot for the legend: one entry a row on a phone, else as many rows as
+    its entries (a 40-px line sample and gap each) need across the chart."""
+    names = _legend_names(view)
+    if stacked:
+        rows = len(names)
+    else:
+        rows, used = 1, 0.0
+        for name in names:
+            width = text_width(name, sizes.text) + 40 + sizes.text
+            if used and used + width > chart:
+                rows, used = rows + 1, 0.0
+            used += width
+    return rows * sizes.text * 1.5 + 10
+
+
+def _stacks(canvas: Canvas, stacked: bool) -> bool:
+    """A measured canvas stacks below :data:`STACK_BELOW` px (more on large screens, whose
+    type is larger); ``Canvas()`` keeps ``stacked``."""
+    if canvas.width is None:
+        return stacked
+    return canvas.width < STACK_BELOW * canvas.type_scale
+
+
+def training_chart(
+    view: TrainingView, *, lecture: bool = False, canvas: Canvas = UNKNOWN, stacked: bool = False
+) -> Drawn[TrainingDecisions]:
+    """The Training figure for ``view`` (see the module docstring) and its decisions.
+
+    ``canvas``: the room the chart has (narrow: one panel under the other); with ``Canvas()``
+    ``stacked`` stacks them. ``lecture``: projector type sizes.
+    """
+    stacked = _stacks(canvas, stacked)
+    sizes = type_sizes(lecture=lecture, canvas=canvas)
+    chart = float(canvas.width or (STACKED_WIDTH + 60 if stacked else NARROWEST_CHART))
+    left = sizes.tick * 2.0 + sizes.text * 1.6 + 12  # y tick labels ("-0.5") and axis title
+    plot_width = max(chart - left - MARGIN_RIGHT, 100.0)
+    gap = left / plot_width  # the right column's own tick labels, in plot fractions
+    column = plot_width if stacked else plot_width * (1 - gap) / 2
+    cells = _cells(view, stacked=stacked, lecture=lecture, width=column)
+    wrapped = [
+        (
+            wrap_title(for_plotly(c.title), width=column, font_size=sizes.title),
+            small_note(for_plotly(c.note), width=column, font_size=sizes.text),
+        )
+        for c in cells
+    ]
+    ticks = sizes.tick * 1.4 + sizes.text * 1.6 + 14  # x tick labels and the axis title
+    bar_band = 14 + sizes.text * 1.5 + 14  # a horizontal colour bar and its tick labels
+    groups = _groups(cells, stacked)
+    bands = []  # per row: (title px, plot px, below px)
+    for group in groups:
+        title = max(title_height(wrapped[i][0], wrapped[i][1], sizes) for i in group)
+        plot = max(cells[i].height for i in group)
+        below = max(
+            {"heat": ticks + bar_band, "xy": ticks, "scene": 8.0}[cells[i].kind] for i in group
+        )
+        bands.append((title, plot, below))
+    legend = _legend_height(view, sizes, chart=chart, stacked=stacked)
+    top_margin = bands[0][0] + (TOOLBAR_ROOM if stacked else 0)
+    plot_height = sum(sum(band) for band in bands) - bands[0][0]
+    layout: dict[str, object] = {
+        "font": {"size": sizes.text},
+        "hoverlabel": {"font": {"size": sizes.text}},
+        "hovermode": "closest",
+        "plot_bgcolor": "#ffffff",
+        "legend": {"orientation": "v" if stacked else "h", "x": 0.0, "y": 0.0,
+                   "xanchor": "left", "yanchor": "bottom", "yref": "container",
+                   "font": {"size": sizes.text}, "tracegroupgap": 0},
+        "annotations": [],
+        "shapes": [],
+        "margin": {"t": round(top_margin), "b": round(legend + 6), "l": round(left),
+                   "r": MARGIN_RIGHT},
+        "height": round(top_margin + plot_height + legend + 6),
+    }  # fmt: skip
+    spans = {1: [(0.0, 1.0)], 2: [(0.0, (1 - gap) / 2), ((1 + gap) / 2, 1.0)]}
+    traces: list[Trace] = []
+    label = for_plotly(run_label(view.run))
+    eye = STACKED_EYE if stacked else CAMERA_EYE
+    limit = max(view.shared.colour_limit, 1e-12)
+    axis_number = 0
+    scenes = 0
+    top = -bands[0][0]  # px from the top of the plot area
+    for group, (title_px, plot_px, below_px) in zip(groups, bands, strict=True):
+        top += title_px
+        high, low = 1 - top / plot_height, 1 - (top + plot_px) / plot_height
+        top += plot_px + below_px
+        for index, x in zip(group, spans[len(group)], strict=True):
+            cell = cells[index]
+            heading, note = wrapped[index]
+            layout["annotations"].append(  # type: ignore[attr-defined]
+                panel_title(heading, note=note, x=sum(x) / 2, y=high, font_size=sizes.title)
+            )
+            y = (max(low, 0.0), min(high, 1.0))
+            if cell.shape is not None:  # a scene
+                scenes += 1
+                name = "scene" if scenes == 1 else f"scene{scenes}"
+                layout[name] = scene_layout(
+                    cell.shape, x, y, sizes.text, eye, uirevision="training"
+                )
+                shown = label if cell.name == "components" else "GPT-2 124M"
+                traces.append(
+                    _scatter(cell.shape, name, marker_size=4 if lecture else 3, label=shown)
+                )
+                continue
+            axis_number += 1
+            suffix = "" if axis_number == 1 else str(axis_number)
+            names = (f"xaxis{suffix}", f"yaxis{suffix}")
+            refs = (f"x{suffix}", f"y{suffix}")
+            bar_top = low - ticks / plot_height
+            if cell.name == "table":
+                layout |= _xy_axes(x, y, names, ("dimension", "position"), sizes, reversed_y=True)
+                layout["coloraxis"] = _bar(limit, "value", x, bar_top, sizes)
+                traces.append(_heatmap(
+                    view.table.table.numpy(), f"positional table, step {view.step:,}", refs,
+                    "coloraxis", "position %{y}<br>dimension %{x}<br>value %{z:.4f}"
+                    "<extra></extra>",
+                ))  # fmt: skip
+            elif cell.name == "similarity":
+                layout |= _xy_axes(x, y, names, ("position", "position"), sizes, reversed_y=True)
+                layout["coloraxis2"] = _bar(1.0, "cosine", x, bar_top, sizes)
+                traces.append(_heatmap(
+                    view.similarity.numpy(), "cosine similarity", refs, "coloraxis2",
+                    "positions %{y} and %{x}<br>cosine %{z:.3f}<extra></extra>",
+                ))  # fmt: skip
+            elif cell.name == "distance":
+                layout |= _xy_axes(x, y, names, ("distance k", "mean cosine"), sizes)
+                layout[names[1]]["range"] = [-1.05, 1.05]  # type: ignore[index]
+                curves = [
+                    (view.start_curve, "step 0", START_COLOUR, "dash"),
+                    (view.curve, f"step {view.step:,}", STEP_COLOUR, "solid"),
+                ]
+                if view.gpt2_curve is not None:
+                    curves.append((view.gpt2_curve, "GPT-2 124M trained", TABLE_COLOURS["gpt2"],
+                                   "solid"))  # fmt: skip
+                for curve, name, colour, dash in curves:
+                    mean = curve.mean.numpy().astype(np.float32)
+                    traces.append(_curve(mean, name, refs, colour, dash))
+            else:  # the loss
+                layout |= _xy_axes(x, y, names, ("step", "loss"), sizes)
+                traces += _loss_traces(view, refs)
+                layout["shapes"].append(  # type: ignore[attr-defined]
+                    {"type": "line", "xref": refs[0], "yref": f"{refs[1]} domain",
+                     "x0": view.step, "x1": view.step, "y0": 0, "y1": 1,
+                     "line": {"color": "#000000", "width": 1.5, "dash": "dot"}}
+                )  # fmt: skip
+    layout["coloraxis3"] = {
+        "colorscale": POSITION_COLORSCALE,
+        "cmin": 0,
+        "cmax": max(view.context_length - 1, 1),
+        "showscale": False,
+    }
+    decisions = TrainingDecisions(
+        stacked=stacked,
+        step=view.step,
+        panels=tuple(cell.name for cell in cells),
+        gpt2=view.gpt2_geometry is not None,
+        colour_limit=limit,
+    )
+    return Drawn(FigureSpec(traces, layout), decisions)
+
+
+def training_figure(
+    view: TrainingView, *, lecture: bool = False, canvas: Canvas = UNKNOWN, stacked: bool = False
+) -> go.Figure:
+    """:func:`training_chart`'s figure as ``go.Figure`` (the command line's)."""
+    return training_chart(view, lecture=lecture, canvas=canvas, stacked=stacked).spec.figure()

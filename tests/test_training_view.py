@@ -1,0 +1,317 @@
+"""The Training view's numbers, its sentences and its figure, against numpy references
+computed in the tests from the stored snapshots (issue 26)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+import reference
+import torch
+
+from posviz.gpt2.store import Gpt2Embeddings
+from posviz.lesson import training as words
+from posviz.plots import Canvas
+from posviz.plots.training import training_chart
+from posviz.training.runs import RunError, TrainingRun, load_named_run
+from posviz.training.view import build_training
+
+RUNS = ("small-init", "default-init", "book-settings")
+STEPS = (0, 600, 1500)
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, TrainingRun]:
+    return {name: load_named_run(name) for name in RUNS}
+
+
+def _stored(run: TrainingRun, step: int) -> np.ndarray:
+    """The snapshot as the file stores it, read with numpy alone."""
+    with np.load(f"posviz/data/runs/{run.name}.npz", allow_pickle=False) as archive:
+        steps = list(archive["steps"])
+        return np.array(archive["pos_embeddings"][steps.index(step)])
+
+
+def two(value: float) -> str:
+    """How the sentences print a cosine: two decimals, and -0.001 as 0.00 (not -0.00)."""
+    text = f"{value:.2f}"
+    return "0.00" if text == "-0.00" else text
+
+
+def _cosines(table: np.ndarray) -> np.ndarray:
+    x = table.astype(np.float64)
+    unit = x / np.linalg.norm(x, axis=1, keepdims=True)
+    return unit @ unit.T
+
+
+@pytest.mark.parametrize("name", RUNS)
+@pytest.mark.parametrize("step", STEPS)
+def test_the_numbers_are_numpys_on_the_stored_snapshot(
+    runs: dict[str, TrainingRun], name: str, step: int
+) -> None:
+    view = build_training(runs[name], step)
+    table = _stored(runs[name], step)
+    start = _stored(runs[name], 0)
+    assert np.array_equal(view.table.table.numpy(), table)
+    np.testing.assert_allclose(view.similarity.numpy(), _cosines(table), atol=1e-6)
+    mean, low, high = reference.cosines_by_distance(table)
+    np.testing.assert_allclose(view.curve.mean.numpy(), mean, atol=1e-6)
+    np.testing.assert_allclose(view.curve.low.numpy(), low, atol=1e-6)
+    np.testing.assert_allclose(view.curve.high.numpy(), high, atol=1e-6)
+    np.testing.assert_allclose(
+        view.start_curve.mean.numpy(), reference.cosines_by_distance(start)[0], atol=1e-6
+    )
+    points, singular = reference.centred_pca(table)
+    np.testing.assert_allclose(  # eigh of the Gram matrix: to ~1e-8 of the largest value
+        view.geometry.singular_values.numpy(), singular, rtol=1e-6, atol=1e-6 * singular[0]
+    )
+    assert reference.same_up_to_sign(view.geometry.points.numpy(), points, atol=1e-5)
+    moved = np.linalg.norm(table.astype(np.float64) - start, axis=1)
+    np.testing.assert_allclose(view.movement.moved.numpy(), moved, rtol=1e-12)
+    norms = np.linalg.norm(start.astype(np.float64), axis=1)
+    assert math.isclose(view.movement.mean_start_norm, float(norms.mean()), rel_tol=1e-12)
+    change = np.abs(table.astype(np.float64) - start)
+    assert math.isclose(view.movement.mean_abs_change, float(change.mean()), abs_tol=1e-12)
+    assert math.isclose(view.movement.start_std, float(start.astype(np.float64).std()))
+    assert view.shared.colour_limit == float(
+        np.abs(np.stack([_stored(runs[name], s) for s in runs[name].steps])).max()
+    )
+
+
+def test_the_losses_up_to_a_step(runs: dict[str, TrainingRun]) -> None:
+    run = runs["small-init"]
+    with np.load("posviz/data/runs/small-init.npz", allow_pickle=False) as archive:
+        val, train, steps = archive["val_loss"], archive["train_loss"], list(archive["steps"])
+    for step in (0, 300, 1500):
+        facts = build_training(run, step).losses
+        upto = val[: steps.index(step) + 1]
+        assert facts.best_val == float(upto.min())
+        assert facts.best_val_step == steps[int(np.argmin(upto))]
+        assert (facts.train, facts.val) == (float(train[steps.index(step)]), float(upto[-1]))
+        assert facts.epochs == step * 8 / 4548
+
+
+def test_a_step_the_run_did_not_keep_names_those_it_did(runs: dict[str, TrainingRun]) -> None:
+    with pytest.raises(RunError, match=r"no snapshot at step 601: it kept 0, 50, …, 1500"):
+        build_training(runs["small-init"], 601)
+
+
+def test_memo_keeps_each_steps_numbers_once(runs: dict[str, TrainingRun]) -> None:
+    kept: dict[tuple[object, ...], object] = {}
+    calls: list[tuple[object, ...]] = []
+
+    def memo(key: tuple[object, ...], compute: Callable[[], object]) -> object:
+        calls.append(key)
+        if key not in kept:
+            kept[key] = compute()
+        return kept[key]
+
+    run = runs["small-init"]
+    first = build_training(run, 600, memo=memo)  # type: ignore[arg-type]
+    again = build_training(run, 600, memo=memo)  # type: ignore[arg-type]
+    assert again.numbers is first.numbers and again.shared is first.shared
+    assert {key[0] for key in kept} == {"training", "training-run"}
+    assert all(key[1] == run.digest for key in kept)
+
+
+def _stand_in_gpt2() -> Gpt2Embeddings:
+    generator = torch.Generator().manual_seed(7)
+    return Gpt2Embeddings(
+        "0" * 40,
+        torch.randn(10, 768, generator=generator),
+        torch.randn(1024, 768, generator=generator),
+    )
+
+
+def test_gpt2s_first_positions_stand_beside(runs: dict[str, TrainingRun]) -> None:
+    gpt2 = _stand_in_gpt2()
+    view = build_training(runs["small-init"], 1500, gpt2=gpt2)
+    wpe = gpt2.wpe[:64].numpy()
+    assert view.gpt2_curve is not None and view.gpt2_geometry is not None
+    np.testing.assert_allclose(
+        view.gpt2_curve.mean.numpy(), reference.cosines_by_distance(wpe)[0], atol=1e-6
+    )
+    points, _ = reference.centred_pca(wpe)
+    assert reference.same_up_to_sign(view.gpt2_geometry.points.numpy(), points, atol=1e-4)
+    drawn = training_chart(view)
+    assert drawn.decisions.gpt2 and "gpt2" in drawn.decisions.panels
+    names = [t.get("name") for t in drawn.spec.data]
+    assert "GPT-2 124M trained" in names  # the curve
+    assert sum(t["type"] == "scatter3d" for t in drawn.spec.data) == 2
+
+
+# --- the sentences ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_the_progress_sentence_quotes_the_snapshots(
+    runs: dict[str, TrainingRun], name: str
+) -> None:
+    run = runs[name]
+    for step in (600, 1500):
+        table, start = _stored(run, step), _stored(run, 0)
+        now = [reference.mean_cosine_at(table, k) for k in (1, 16)]
+        before = [reference.mean_cosine_at(start, k) for k in (1, 16)]
+        assert words.progress_sentence(build_training(run, step)) == (
+            f"After {step:,} steps neighbouring positions have cosine {two(now[0])} "
+            f"(distance 16: {two(now[1])}); at step 0 they had {two(before[0])} "
+            f"({two(before[1])})."
+        )
+    first = words.progress_sentence(build_training(run, 0))
+    assert first.startswith(
+        f"At step 0 (the init) neighbouring positions have cosine {two(before[0])}"
+    )
+
+
+def test_small_init_learns_an_order_and_default_init_does_not(runs: dict[str, TrainingRun]) -> None:
+    """The issue's finding, from the stored tables: neighbours alike after small-init's 1,500
+    steps; default-init's and the book-settings run's stay near the random init's 0."""
+    small, default, book = (_stored(runs[n], 1500) for n in RUNS)
+    assert reference.mean_cosine_at(small, 1) > 0.5
+    assert abs(reference.mean_cosine_at(default, 1)) < 0.1
+    assert abs(reference.mean_cosine_at(book, 1)) < 0.1
+
+
+def test_the_movement_sentence_says_why_default_init_barely_moves(
+    runs: dict[str, TrainingRun],
+) -> None:
+    run = runs["default-init"]
+    table, start = _stored(run, 1500).astype(np.float64), _stored(run, 0).astype(np.float64)
+    moved = float(np.linalg.norm(table - start, axis=1).mean())
+    length = float(np.linalg.norm(start, axis=1).mean())
+    change = float(np.abs(table - start).mean())
+    sentence = words.movement_sentence(build_training(run, 1500))
+    assert sentence.startswith(
+        f"Since step 0 the rows moved {moved:.3f} on average, {moved / length * 100:.0f} % of "
+        f"their length at step 0 ({length:.3f}): against rows that long the table barely moves."
+    )
+    assert (
+        f"(0.001) per step, at most about 1.5 in 1,500 steps (here {change:.3f} on average, weight"
+        in sentence
+    )
+    assert f"spread {start.std():.2f}" in sentence
+    assert f"neighbours keep cosine {two(reference.mean_cosine_at(table, 1))}." in sentence
+    small = runs["small-init"]
+    s_table, s_start = _stored(small, 1500).astype(np.float64), _stored(small, 0).astype(np.float64)
+    ratio = (
+        np.linalg.norm(s_table - s_start, axis=1).mean() / np.linalg.norm(s_start, axis=1).mean()
+    )
+    assert f"{ratio:.1f} times their length at step 0" in words.movement_sentence(
+        build_training(small, 1500)
+    )
+
+
+def test_the_loss_sentence_says_why_validation_climbs(runs: dict[str, TrainingRun]) -> None:
+    run = runs["small-init"]
+    with np.load("posviz/data/runs/small-init.npz", allow_pickle=False) as archive:
+        val, train, steps = archive["val_loss"], archive["train_loss"], list(archive["steps"])
+    best = int(np.argmin(val))
+    assert val[-1] - val[best] > 0.05  # the run overfits: the sentence must say so
+    sentence = words.loss_sentence(build_training(run, 1500))
+    assert sentence == (
+        f"By step 1,500 the model has been through the 4,548 training windows "
+        f"{1500 * 8 / 4548:.1f} times; the training loss fell from {train[0]:.2f} to "
+        f"{train[-1]:.2f}, but the validation loss rose from its lowest, {val[best]:.2f} at "
+        f"step {steps[best]:,}, to {val[-1]:.2f}. 4,612 tokens of text are far too few to learn "
+        "English from: the model memorises them (overfits), and what it memorised does not "
+        "predict the 534 tokens it never trained on."
+    )
+    first = words.loss_sentence(build_training(run, 0))
+    assert f"close to ln 1,417 = {math.log(1417):.2f}" in first
+    assert f"training loss is {train[0]:.2f} and the validation loss {val[0]:.2f}" in first
+
+
+def test_the_lecture_answers_come_from_the_numbers(runs: dict[str, TrainingRun]) -> None:
+    small = build_training(runs["small-init"], 1500)
+    default = build_training(runs["default-init"], 1500)
+    cos = _cosines(_stored(runs["small-init"], 1500))
+    answer = words.neighbour_answer(small)
+    assert f"cos(10, 11) = {two(cos[10, 11])}, cos(10, 50) = {two(cos[10, 50])}" in answer
+    assert answer.startswith("Position 11:" if cos[10, 11] - cos[10, 50] >= 0.1 else "Neither")
+    moving = words.moving_answer(small, default)
+    assert moving.startswith("The one that starts small:")
+    assert f"moved {small.movement.mean_moved:.2f} in 1,500 steps" in moving
+
+
+# --- the figure ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_the_figure_draws_the_stored_numbers(
+    runs: dict[str, TrainingRun], name: str, decode_array: Callable[[object], np.ndarray]
+) -> None:
+    run = runs[name]
+    view = build_training(run, 600)
+    figure = json.loads(training_chart(view).spec.figure().to_json())
+    by_name = {t.get("name"): t for t in figure["data"]}
+    table = _stored(run, 600)
+    assert np.array_equal(decode_array(by_name["positional table, step 600"]["z"]), table)
+    np.testing.assert_allclose(
+        decode_array(by_name["cosine similarity"]["z"]), _cosines(table), atol=1e-6
+    )
+    mean = reference.cosines_by_distance(table)[0]
+    np.testing.assert_allclose(decode_array(by_name["step 600"]["y"]), mean, atol=1e-6)
+    start = reference.cosines_by_distance(_stored(run, 0))[0]
+    np.testing.assert_allclose(decode_array(by_name["step 0"]["y"]), start, atol=1e-6)
+    with np.load(f"posviz/data/runs/{name}.npz", allow_pickle=False) as archive:
+        np.testing.assert_allclose(
+            decode_array(by_name["validation text"]["y"]), archive["val_loss"], rtol=1e-6
+        )
+        assert np.array_equal(
+            decode_array(by_name["each step's batch"]["y"]), archive["batch_loss"]
+        )
+    (scene,) = [t for t in figure["data"] if t["type"] == "scatter3d"]
+    points = np.stack([decode_array(scene[a]) for a in "xyz"], axis=1)
+    assert reference.same_up_to_sign(points, reference.centred_pca(table)[0], atol=1e-4)
+    lines = [s for s in figure["layout"]["shapes"] if s["type"] == "line"]
+    assert [line["x0"] for line in lines] == [600]
+    colour = figure["layout"]["coloraxis"]
+    limit = float(np.abs(np.stack([_stored(run, s) for s in run.steps])).max())
+    assert (colour["cmin"], colour["cmax"]) == (pytest.approx(-limit), pytest.approx(limit))
+    assert len(json.dumps(figure)) < 1_500_000
+
+
+@pytest.mark.parametrize(
+    ("canvas", "stacked"),
+    [
+        (Canvas(), False),
+        (Canvas(), True),
+        (Canvas(width=358, height=700, window_width=390, window_height=844), True),
+        (Canvas(width=1200, height=800, window_width=1280, window_height=800), False),
+        (Canvas(width=1500, height=900, window_width=1920, window_height=1080), False),
+    ],
+    ids=["unknown", "unknown-stacked", "phone", "laptop", "projector"],
+)
+def test_the_panels_never_overlap(
+    runs: dict[str, TrainingRun], canvas: Canvas, stacked: bool
+) -> None:
+    """Every panel's domain lies in the figure and apart from the others'; each panel's title
+    sits above it, under the one before."""
+    for lecture in (False, True):
+        drawn = training_chart(
+            build_training(runs["small-init"], 600, gpt2=_stand_in_gpt2()),
+            canvas=canvas, stacked=stacked, lecture=lecture,
+        )  # fmt: skip
+        assert drawn.decisions.stacked is stacked
+        layout = drawn.spec.layout
+        boxes = []
+        for key, value in layout.items():
+            if key.startswith("xaxis"):
+                y_axis = layout[key.replace("x", "y", 1)]
+                boxes.append((tuple(value["domain"]), tuple(y_axis["domain"])))
+            elif key.startswith("scene"):
+                boxes.append((tuple(value["domain"]["x"]), tuple(value["domain"]["y"])))
+        assert len(boxes) == len(drawn.decisions.panels) == 6
+        for x, y in boxes:
+            assert 0 <= x[0] < x[1] <= 1 and 0 <= y[0] < y[1] <= 1
+        for index, (x, y) in enumerate(boxes):
+            for x2, y2 in boxes[index + 1 :]:
+                apart = x[1] <= x2[0] or x2[1] <= x[0] or y[1] <= y2[0] or y2[1] <= y[0]
+                assert apart, (x, y, x2, y2)
+        titles = [a for a in layout["annotations"] if a["text"].startswith("<b>")]
+        assert len(titles) == 6
+        for title, (_, y) in zip(titles, boxes, strict=True):
+            assert title["y"] == pytest.approx(y[1]) and title["yanchor"] == "bottom"
