@@ -208,8 +208,8 @@ def test_config_options_exist_in_this_streamlit() -> None:
 
 HTML_SINKS = re.compile(
     r"unsafe_allow_html\s*=\s*True|st\.html\s*\(|components\.html\s*\(|components\.v1"
-    r"|components\.v2|unsafe_allow_javascript|\beval\s*\(|\bexec\s*\(|pickle\.loads?"
-)
+    r"|components\.v2|unsafe_allow_javascript|(?<!\.)\beval\s*\(|\bexec\s*\(|pickle\.loads?"
+)  # Python's eval(), not a method of that name (torch's model.eval() turns dropout off)
 
 
 # The page's one static style block (posviz_app/page.css, drawn by page.py with st.html of its
