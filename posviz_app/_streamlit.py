@@ -60,6 +60,7 @@ except ImportError as missing:
 
 __all__ = [
     "BUILT_FOR",
+    "CSS_TEST_IDS",
     "TRIGGERS",
     "BackMsg",
     "BackMsgHandler",
@@ -80,6 +81,19 @@ __all__ = [
 
 BUILT_FOR: Final = "1.67"
 """The Streamlit release posviz is built and tested for."""
+
+CSS_TEST_IDS: Final = (
+    "stMainBlockContainer",  # the main area's padding: lecture mode's stage starts near the top
+    "stHeader",  # the top bar: see-through in lecture mode
+    "stToolbar",  # ... its rows let clicks through to Back and Next
+    "stMain",  # the main area: the top bar is found through it, the title sized in it
+    "stCaptionContainer",  # captions, larger from 1600 px
+    "stMetricLabel",  # the shape labels, larger from 1600 px
+    "stTab",  # the tabs' labels, larger from 1600 px
+)
+"""The ``data-testid`` names posviz_app/page.css selects: Streamlit's DOM, not an API (no
+option sets what those rules do). The server cannot check them; tests/test_browser_page.py
+fails, naming the one that is gone, when a Streamlit release renames one."""
 
 TRIGGERS: Final = frozenset(
     {"trigger_value", "string_trigger_value", "chat_input_value", "json_trigger_value"}

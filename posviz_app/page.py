@@ -25,6 +25,7 @@ from posviz.config import Settings, SettingsError, widget_values
 from posviz.embeddings import TorchFillError
 from posviz.gpt2.store import Gpt2Embeddings
 from posviz.lesson.gpt2 import fallback_sentence
+from posviz.lesson.lecture import SLIDES
 from posviz.pipeline import EmbeddingTables
 from posviz.query import query_from_settings, read_link
 from posviz.token_text import for_markdown
@@ -164,11 +165,21 @@ def view_page(
     tabs(view, view_tables)
 
 
+def opens_on_geometry() -> bool:
+    """Whether the view this run opens is the Geometry tab or a slide that draws it."""
+    if state.lecture():
+        slide = SLIDES[state.step()]
+        return slide.step.view == "geometry" and slide.revealed
+    return tab_named(state.get(state.TAB)).name == "geometry"
+
+
 def main() -> None:
     """The page, top to bottom."""
-    start_plotly_early()  # first: the page fetches plotly.js while the rest is drawn
     from_link = state.first_run()
-    link_notices = read_the_link() if from_link else []
+    link_notices = read_the_link() if from_link else []  # reads, draws nothing
+    # First on the page: it fetches plotly.js while the rest is drawn (the 3-D build for a
+    # page that opens on Geometry).
+    start_plotly_early(three_d=opens_on_geometry())
     in_lecture = state.lecture()
     st.set_page_config(
         page_title="posviz: positional embeddings",

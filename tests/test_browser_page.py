@@ -18,12 +18,17 @@ Waits are for page conditions, never for time; nothing is timed.
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from posviz_app._streamlit import CSS_TEST_IDS
+
 pytestmark = pytest.mark.browser
+PAGE_CSS = Path(__file__).resolve().parent.parent / "posviz_app" / "page.css"
 
 LOAD_TIMEOUT = 180_000  # ms: the server's first run imports torch (on a busy machine)
 CHART = ".st-key-embeddings .js-plotly-plot"
@@ -171,3 +176,26 @@ def test_lecture_values_and_tracking_parameters(page: Any, server_url: str) -> N
     wait_slide(page, 3)
     settle(page)
     assert warnings(page) == [], "tracking parameters are not the page's business"
+
+
+def test_every_streamlit_name_the_page_style_selects_is_on_the_page(
+    page: Any, server_url: str
+) -> None:
+    """page.css selects a few of Streamlit's data-testid names (its DOM, not an API): each is
+    listed in posviz_app/_streamlit.py and present in the page, normal and lecture mode."""
+    selected = set(re.findall(r'data-testid="(\w+)"', PAGE_CSS.read_text(encoding="utf-8")))
+    assert selected == set(CSS_TEST_IDS), "page.css and CSS_TEST_IDS name the same ones"
+    present = '(id) => !!document.querySelector(`[data-testid="${id}"]`)'
+    page.goto(server_url)  # the Embeddings tab: its shapes are metrics
+    settle(page)
+    seen = {name for name in CSS_TEST_IDS if page.evaluate(present, name)}
+    page.goto(f"{server_url}/?lecture=1&step=3")  # the top bar's toolbar shows here
+    settle(page)
+    seen |= {name for name in CSS_TEST_IDS if page.evaluate(present, name)}
+    missing = [name for name in CSS_TEST_IDS if name not in seen]
+    assert missing == [], f"Streamlit renamed what page.css selects: {missing}"
+    padding = page.evaluate(
+        "() => getComputedStyle(document.querySelector("
+        "'[data-testid=\"stMainBlockContainer\"]')).paddingTop"
+    )
+    assert float(padding.removesuffix("px")) <= 16, "lecture mode's stage starts near the top"
