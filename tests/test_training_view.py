@@ -315,3 +315,28 @@ def test_the_panels_never_overlap(
         assert len(titles) == 6
         for title, (_, y) in zip(titles, boxes, strict=True):
             assert title["y"] == pytest.approx(y[1]) and title["yanchor"] == "bottom"
+
+
+@pytest.mark.parametrize(
+    "canvas",
+    [
+        Canvas(width=1800, height=800, window_width=1920, window_height=1080),
+        Canvas(width=1200, height=560, window_width=1280, window_height=720),
+    ],
+    ids=["1920x1080", "1280x720"],
+)
+def test_a_lecture_slide_draws_its_panels_in_the_windows_height(
+    runs: dict[str, TrainingRun], canvas: Canvas
+) -> None:
+    view = build_training(runs["small-init"], 1500)
+    drawn = training_chart(view, lecture=True, canvas=canvas, panels=["distance", "similarity"])
+    assert drawn.decisions.panels == ("similarity", "distance") and drawn.decisions.fills
+    assert canvas.height is not None and drawn.spec.layout["height"] <= canvas.height
+    kinds = [t["type"] for t in drawn.spec.data]
+    assert kinds == ["heatmap", "scatter", "scatter"]  # the matrix, step 0 and step 1,500
+    alone = training_chart(view, panels=["table"])
+    assert alone.decisions.panels == ("table",) and alone.spec.layout["showlegend"] is False
+    with pytest.raises(ValueError, match="panels must be among table, similarity, distance"):
+        training_chart(view, panels=["tables"])
+    with pytest.raises(ValueError, match="no panel to draw"):
+        training_chart(view, panels=["gpt2"])  # no GPT-2 tables in this view

@@ -38,7 +38,9 @@ import plotly.graph_objects as go
 from posviz.geometry import TableGeometry
 from posviz.plots._figure import Drawn, FigureSpec
 from posviz.plots._layout import (
+    CHART_BOTTOM_GAP,
     COLORSCALE_STEPS,
+    MIN_FILL_HEIGHT,
     NARROWEST_CHART,
     POSITION_COLORSCALE,
     STACKED_WIDTH,
@@ -60,6 +62,7 @@ from posviz.plots.geometry import CAMERA_EYE, STACKED_EYE, scene_layout
 from posviz.token_text import for_plotly
 from posviz.training.view import TrainingView, run_label
 
+PANELS: Final = ("table", "similarity", "distance", "components", "gpt2", "loss")
 STEP_COLOUR: Final = TABLE_COLOURS["learned"]  # the run's table at the step: the learned orange
 START_COLOUR: Final = "#777777"  # step 0, dashed
 TRAIN_COLOUR: Final = "#0072B2"  # Okabe & Ito blue
@@ -81,6 +84,7 @@ class TrainingDecisions:
     panels: tuple[str, ...]  # the panels in reading order (see the module docstring)
     gpt2: bool  # GPT-2's curve and components stand beside the run's
     colour_limit: float  # the table's colour scale: -limit … limit, every step of the run
+    fills: bool  # lecture mode on a measured canvas: the figure is as tall as the window leaves
 
 
 @dataclass(frozen=True)
@@ -251,18 +255,26 @@ def _bar(
     }  # fmt: skip
 
 
-def _legend_names(view: TrainingView) -> list[str]:
-    """The legend's entries: the curves' and the losses' names."""
-    names = ["step 0", f"step {view.step:,}"]
-    if view.gpt2_curve is not None:
-        names.append("GPT-2 124M trained")
-    return [*names, "each step's batch", "training text", "validation text"]
+def _legend_names(view: TrainingView, shown: set[str]) -> list[str]:
+    """The legend's entries: the curves' and the losses' names, for the panels ``shown``."""
+    names = []
+    if "distance" in shown:
+        names += ["step 0", f"step {view.step:,}"]
+        if view.gpt2_curve is not None:
+            names.append("GPT-2 124M trained")
+    if "loss" in shown:
+        names += ["each step's batch", "training text", "validation text"]
+    return names
 
 
-def _legend_height(view: TrainingView, sizes: TypeSizes, *, chart: float, stacked: bool) -> float:
+def _legend_height(
+    view: TrainingView, shown: set[str], sizes: TypeSizes, *, chart: float, stacked: bool
+) -> float:
     """px under the plot for the legend: one entry a row on a phone, else as many rows as
     its entries (a 40-px line sample and gap each) need across the chart."""
-    names = _legend_names(view)
+    names = _legend_names(view, shown)
+    if not names:
+        return 0.0
     if stacked:
         rows = len(names)
     else:
@@ -284,13 +296,31 @@ def _stacks(canvas: Canvas, stacked: bool) -> bool:
 
 
 def training_chart(
-    view: TrainingView, *, lecture: bool = False, canvas: Canvas = UNKNOWN, stacked: bool = False
+    view: TrainingView,
+    *,
+    lecture: bool = False,
+    canvas: Canvas = UNKNOWN,
+    stacked: bool = False,
+    panels: Sequence[str] | None = None,
 ) -> Drawn[TrainingDecisions]:
     """The Training figure for ``view`` (see the module docstring) and its decisions.
 
     ``canvas``: the room the chart has (narrow: one panel under the other); with ``Canvas()``
-    ``stacked`` stacks them. ``lecture``: projector type sizes.
+    ``stacked`` stacks them. ``lecture``: projector type sizes. ``panels``: draw only these
+    of :data:`PANELS`, in the figure's order (a lecture slide fits two or three on a screen;
+    ``"gpt2"`` needs GPT-2's tables in the view).
+
+    >>> from posviz.training.runs import load_named_run
+    >>> from posviz.training.view import build_training
+    >>> view = build_training(load_named_run("small-init"), 1500)
+    >>> training_chart(view, panels=["distance", "similarity"]).decisions.panels
+    ('similarity', 'distance')
     """
+    if panels is not None and not set(panels) <= set(PANELS):
+        raise ValueError(
+            f"panels must be among {', '.join(PANELS)}, got {', '.join(map(repr, panels))}: "
+            "name the panels to draw"
+        )
     stacked = _stacks(canvas, stacked)
     sizes = type_sizes(lecture=lecture, canvas=canvas)
     chart = float(canvas.width or (STACKED_WIDTH + 60 if stacked else NARROWEST_CHART))
@@ -299,6 +329,10 @@ def training_chart(
     gap = left / plot_width  # the right column's own tick labels, in plot fractions
     column = plot_width if stacked else plot_width * (1 - gap) / 2
     cells = _cells(view, stacked=stacked, lecture=lecture, width=column)
+    if panels is not None:
+        cells = [cell for cell in cells if cell.name in panels]
+    if not cells:
+        raise ValueError(f"no panel to draw: {list(panels or [])} (GPT-2's needs its tables)")
     wrapped = [
         (
             wrap_title(for_plotly(c.title), width=column, font_size=sizes.title),
@@ -317,7 +351,15 @@ def training_chart(
             {"heat": ticks + bar_band, "xy": ticks, "scene": 8.0}[cells[i].kind] for i in group
         )
         bands.append((title, plot, below))
-    legend = _legend_height(view, sizes, chart=chart, stacked=stacked)
+    drawn_names = {cell.name for cell in cells}
+    legend = _legend_height(view, drawn_names, sizes, chart=chart, stacked=stacked)
+    fills = lecture and not stacked and canvas.height is not None
+    if fills and canvas.height is not None:  # lecture mode: as tall as the window leaves
+        room = max(canvas.height - CHART_BOTTOM_GAP, MIN_FILL_HEIGHT)
+        fixed = sum(title + below for title, _, below in bands) + legend + 6
+        plots = sum(plot for _, plot, _ in bands)
+        scale = max((room - fixed) / plots, 0.25)
+        bands = [(title, plot * scale, below) for title, plot, below in bands]
     top_margin = bands[0][0] + (TOOLBAR_ROOM if stacked else 0)
     plot_height = sum(sum(band) for band in bands) - bands[0][0]
     layout: dict[str, object] = {
@@ -325,6 +367,7 @@ def training_chart(
         "hoverlabel": {"font": {"size": sizes.text}},
         "hovermode": "closest",
         "plot_bgcolor": "#ffffff",
+        "showlegend": legend > 0,
         "legend": {"orientation": "v" if stacked else "h", "x": 0.0, "y": 0.0,
                    "xanchor": "left", "yanchor": "bottom", "yref": "container",
                    "font": {"size": sizes.text}, "tracegroupgap": 0},
@@ -417,6 +460,7 @@ def training_chart(
         panels=tuple(cell.name for cell in cells),
         gpt2=view.gpt2_geometry is not None,
         colour_limit=limit,
+        fills=fills,
     )
     return Drawn(FigureSpec(traces, layout), decisions)
 
