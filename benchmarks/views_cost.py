@@ -225,7 +225,7 @@ def training_rows(reps: int) -> list[list[object]]:
                 start = time.process_time()
                 view = build_training(run, step, gpt2=gpt2, memo=memo)
                 spec = training_chart(view).spec
-                size = len(chart_payload(spec, canvas=UNKNOWN, fill=False, plotly_path="p.js"))
+                size = len(chart_payload(spec, canvas=UNKNOWN, fill=False))
                 times.append((time.process_time() - start) * 1e3)
         found.append(
             ["core", "training", name, "step", f"{statistics.median(cold):.1f}",
