@@ -877,3 +877,96 @@ def mean_cosine_at(table: np.ndarray | torch.Tensor, k: int) -> float:
         for i in range(len(x) - k)
     ]
     return float(np.mean(values))
+
+
+# --- issue 24: what a figure shows, read from its JSON (the views' sentences, helper B) --------
+# Each helper reads a figure as plotly JSON (a dict: `go.Figure.to_plotly_json()` or what the
+# page sent), never posviz's own decisions, so a sentence can be checked against the figure.
+
+_TAG = re.compile(r"<[^>]+>")
+
+
+def tick_text(label: str) -> str:
+    """A tick label as a reader reads it: tags dropped, entities unescaped, the leading
+    ``"position · "`` dropped (``"<b>4 · &lt;b&gt;</b>"`` -> ``"<b>"``)."""
+    import html
+
+    text = html.unescape(_TAG.sub("", label))
+    return text.split(" · ", 1)[1] if " · " in text else text
+
+
+def axis_rows(figure: dict[str, Any], yaxis: str = "yaxis") -> dict[int, str]:
+    """``{row: tick text}`` of the labelled rows of the position axis ``yaxis``: each tick's
+    category is found among the y values of a heatmap on that axis."""
+    layout = figure["layout"]
+    ref = "y" + yaxis.removeprefix("yaxis")
+    trace = next(t for t in figure["data"] if t.get("yaxis", "y") == ref)
+    categories = list(decode_array(trace["y"]))
+    axis = layout[yaxis]
+    return {
+        categories.index(value): tick_text(text)
+        for value, text in zip(axis["tickvals"], axis["ticktext"], strict=True)
+    }
+
+
+def _coloured(shapes: list[dict[str, Any]], xref: str) -> list[dict[str, Any]]:
+    """The coloured outlines on ``xref`` (each is drawn over a white casing: skipped)."""
+    return [s for s in shapes if s.get("xref") == xref and s["line"]["color"].lower() != "#ffffff"]
+
+
+def _runs(shapes: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The outlines, one list per marked token: posviz draws a token's outlines one after the
+    other, and two tokens drawn one after the other never share a colour."""
+    runs: list[list[dict[str, Any]]] = []
+    for shape in shapes:
+        if not runs or runs[-1][0]["line"]["color"] != shape["line"]["color"]:
+            runs.append([])
+        runs[-1].append(shape)
+    return runs
+
+
+def outlined_rows(figure: dict[str, Any], x: str = "x") -> list[tuple[tuple[int, ...], str]]:
+    """The rows outlined across the embeddings panel on axis ``x`` (``"x"``, ``"x3"``): per
+    marked token, in the order they are drawn, its rows and the line's dash."""
+    shapes = _coloured(figure["layout"].get("shapes", []), f"{x} domain")
+    return [
+        (tuple(sorted(round(s["y0"] + 0.5) for s in run)), run[0]["line"]["dash"])
+        for run in _runs(shapes)
+    ]
+
+
+def outlined_cells(figure: dict[str, Any], x: str = "x") -> list[tuple[tuple[int, ...], str]]:
+    """The similarity panel on axis ``x``: per marked token, in the order they are drawn, the
+    positions whose pairs of cells are outlined, and the line's dash."""
+    shapes = _coloured(figure["layout"].get("shapes", []), x)
+    return [
+        (
+            tuple(
+                sorted({round(s["y0"] + 0.5) for s in run} | {round(s["x0"] + 0.5) for s in run})
+            ),
+            run[0]["line"]["dash"],
+        )
+        for run in _runs(shapes)
+    ]
+
+
+def panel_places(figure: dict[str, Any], count: int = 3) -> tuple[str, ...]:
+    """Where each of the figure's first ``count`` panels (2 or 3) stands, from its axes'
+    domains: ``("left", "middle", "right")`` side by side, ``("top", "middle", "bottom")``
+    stacked (every panel the full width)."""
+    layout = figure["layout"]
+    boxes = []
+    for index in range(count):
+        suffix = "" if index == 0 else str(index + 1)
+        x = layout[f"xaxis{suffix}"]["domain"]
+        y = layout[layout[f"xaxis{suffix}"]["anchor"].replace("y", "yaxis")]["domain"]
+        boxes.append((tuple(x), tuple(y)))
+    full_width = all(x == (0.0, 1.0) for x, _ in boxes)
+    names = ("top", "middle", "bottom") if full_width else ("left", "middle", "right")
+    order = sorted(range(count), key=lambda i: -boxes[i][1][1] if full_width else boxes[i][0][0])
+    return tuple(names[order.index(i)] for i in range(count))
+
+
+def heatmap_z(figure: dict[str, Any], index: int) -> np.ndarray:
+    """The ``z`` values of the figure's ``index``-th trace, float64."""
+    return decode_array(figure["data"][index]["z"]).astype(np.float64)

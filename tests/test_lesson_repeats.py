@@ -10,14 +10,27 @@ import re
 import numpy as np
 import pytest
 import torch
-from reference import book_window, cosine_similarity, largest_row_difference, repeated_groups
+from reference import (
+    axis_rows,
+    book_window,
+    cosine_similarity,
+    decode_array,
+    heatmap_z,
+    largest_row_difference,
+    outlined_rows,
+    panel_places,
+    repeated_groups,
+)
 
-from posviz.config import SCHEMES, Scheme
+from benchmarks.texts import long_text
+from posviz.config import SCHEMES, Scheme, Settings
 from posviz.embeddings import SeededEmbeddings
 from posviz.lesson.repeats import lesson_sentence, similarity_sentence
 from posviz.pipeline import WindowEmbeddings, embed_window
-from posviz.plots.heatmaps import embeddings_chart, similarity_chart
+from posviz.plots import Canvas
+from posviz.plots.heatmaps import embeddings_chart, similarity_chart, stacks
 from posviz.tokenizer import encode
+from posviz.view import build_view
 
 ROSE = "A rose is a rose is a rose."
 FOX = "The quick brown fox jumps over the lazy dog and the quick brown fox runs away"
@@ -160,3 +173,71 @@ def test_the_similarity_sentence_without_repeats(tables: SeededEmbeddings) -> No
     )
     assert "No token occurs twice in the 4 positions shown" in sentence
     assert "no cell off the diagonal reads 1.000" in sentence
+
+
+# --- issue 24: the sentences say what their figure decided ----------------------------------
+
+
+def test_a_long_window_names_the_token_outlined_first_with_the_cells_drawn() -> None:
+    """T = 1024, d = 768: the panels draw every 12th dimension and outline the repeated tokens
+    their axis has room to label. The sentence named the most frequent token (not outlined)
+    with its largest difference over all 768 dimensions (one not drawn)."""
+    settings = Settings(text=long_text(), context_length=1024, emb_dim=768)
+    window = build_view(settings).embeddings
+    assert window is not None and len(window.token_ids) == 1024
+    drawn = embeddings_chart(window)
+    figure = drawn.spec.figure().to_plotly_json()
+    (rows, dash), *_ = outlined_rows(figure, "x")
+    names = axis_rows(figure)
+    token = names[rows[0]]
+    assert {names[row] for row in rows} == {token}, "one token outlined, labelled alike"
+    columns = decode_array(figure["data"][0]["x"])
+    assert len(columns) == 64 and list(columns[:2]) == [0, 12]
+    drawn_difference = largest_row_difference(heatmap_z(figure, 2)[list(rows)])
+    sentence = lesson_sentence(drawn.decisions, markdown=False)
+    assert sentence.split(". ")[1].startswith(f"'{token}' is at positions {rows[0]}")
+    assert (
+        f"largest difference {printed(drawn_difference)} over the 64 of 768 dimensions drawn"
+        in sentence
+    )
+    _, _, inputs = (m.numpy() for m in book_window(
+        "learned", seed=123, emb_dim=768, context_length=1024, token_ids=window.token_ids
+    ))  # fmt: skip
+    everywhere = largest_row_difference(inputs[list(rows)])
+    assert printed(everywhere) != printed(drawn_difference) or everywhere == drawn_difference
+    assert dash == "solid", "one id, one row: the token rows' outline is solid"
+
+
+def test_the_similarity_sentence_places_the_panels_as_the_figure_lays_out_its_rows(
+    tables: SeededEmbeddings,
+) -> None:
+    """A window longer than the 256 rows the similarity figure draws, with a long token only
+    after row 256: arranged for all rows the panels would stack on this canvas; the figure
+    lays out its 256 and keeps them side by side, and the sentence says left / right."""
+    ids = encode(" rose is a rose" * 80)[:255] + encode(" indivisibilities") * 10
+    window = embed_window(tables, ids, context_length=len(ids))
+    canvas = Canvas(width=770, height=700, window_width=1280, window_height=800)
+    drawn = similarity_chart(window, canvas=canvas)
+    figure = drawn.spec.figure().to_plotly_json()
+    assert panel_places(figure) == ("left", "middle", "right")
+    assert stacks(window, canvas=canvas), "all rows' labels would not fit side by side"
+    sentence = similarity_sentence(drawn.decisions, markdown=False)
+    assert "(left" in sentence
+    assert not re.search(r"\b(top|bottom)\b", sentence)
+    assert "the 256 positions shown (of 295)" in sentence
+
+
+def test_a_character_split_over_tokens_is_named_as_the_chips_write_it(
+    tables: SeededEmbeddings,
+) -> None:
+    """'␣\\xf0\\x9f' is at positions 2 and 6" where the chips and tick labels say 🍣."""
+    window = embed_window(tables, encode("I like 🍣 and 🍣 a lot"), context_length=16)
+    drawn = embeddings_chart(window)
+    figure = drawn.spec.figure().to_plotly_json()
+    tick = axis_rows(figure)[2]
+    assert tick == "␣ + 🍣 (1 of…", "the tick label, cut to 12 characters"
+    sentence = lesson_sentence(drawn.decisions, markdown=False)
+    assert "\\x" not in sentence
+    assert "'␣ + 🍣 (1 of 3)' is at positions 2 and 6" in sentence  # the tick's text, whole
+    similarity = similarity_sentence(similarity_chart(window).decisions, markdown=False)
+    assert "\\x" not in similarity and "'␣ + 🍣 (1 of 3)' (2, 6)" in similarity

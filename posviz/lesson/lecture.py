@@ -436,8 +436,8 @@ def word_order_answer(comparison: OrderComparison, *, markdown: bool = True) -> 
         )
     else:
         head = (
-            "Yes, partly: the causal mask alone breaks the symmetry (cosine of the means "
-            f"{without.mean_cosine:.6f})."
+            f"Yes, partly: between {first} and {second} the causal mask alone breaks the "
+            f"symmetry (cosine of the means {without.mean_cosine:.6f})."
         )
     if positioned.permuted:
         return f"{head} With positions too ({positioned.mean_cosine:.6f}): still the same."

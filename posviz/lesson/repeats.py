@@ -259,6 +259,13 @@ def similarity_sentence(decisions: SimilarityDecisions, *, markdown: bool = True
     shown = f"the {facts.shown} positions shown" + (
         f" (of {decisions.positions})" if decisions.cut else ""
     )
+    if main is None and facts.tokens:
+        return (
+            f"{count(len(facts.tokens), 'token')} repeat in {shown}, each too often to "
+            f"outline: besides the diagonal, {count(facts.token_ones, 'pair')} of positions "
+            f"{_read(facts.token_ones)} 1.000 in the token panel ({left}), "
+            f"{facts.token_ones_repeated} of them holding the same token twice."
+        )
     if main is None:
         ones = (
             "no cell off the diagonal reads 1.000"
@@ -266,14 +273,9 @@ def similarity_sentence(decisions: SimilarityDecisions, *, markdown: bool = True
             else f"{count(facts.token_ones, 'pair')} off the diagonal {_read(facts.token_ones)} "
             "1.000 anyway"
         )
-        repeats = (
-            f"{count(len(facts.tokens), 'token')} repeat in {shown}, too often to outline"
-            if facts.tokens
-            else f"No token occurs twice in {shown}"
-        )
         return (
-            f"{repeats}, and {ones} in the token panel ({left}; the diagonal is each row with "
-            "itself)."
+            f"No token occurs twice in {shown}, and {ones} in the token panel ({left}; the "
+            "diagonal is each row with itself)."
         )
     where = f" among {shown}" if decisions.cut else ""
     if facts.token_ones == facts.token_ones_repeated == facts.repeated_pairs:
