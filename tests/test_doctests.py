@@ -1,5 +1,6 @@
 """The examples in posviz's docstrings run and print what they say
-(the same as ``python -m pytest --doctest-modules posviz``)."""
+(the same as ``python -m pytest --doctest-modules posviz posviz_app``): the core's and the
+app's (its modules import without a running Streamlit; ``streamlit_app`` runs the page)."""
 
 from __future__ import annotations
 
@@ -10,18 +11,23 @@ import pkgutil
 import pytest
 
 import posviz
+import posviz_app
 
-# Every module, in subpackages too; __main__ runs the command line when imported.
+# Every module, in subpackages too; __main__ runs the command line when imported, and
+# streamlit_app the page.
 MODULES = sorted(
     info.name
-    for info in pkgutil.walk_packages(posviz.__path__, prefix="posviz.")
-    if info.name.rpartition(".")[2] != "__main__"
+    for package in (posviz, posviz_app)
+    for info in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}.")
+    if info.name.rpartition(".")[2] not in ("__main__", "streamlit_app")
 )
 
 
 def test_modules_found() -> None:
     for name in ("tokenizer", "embeddings", "batching", "config", "schemes", "pipeline"):
         assert f"posviz.{name}" in MODULES
+    for name in ("page", "state", "chart", "views.embeddings", "views.word_order"):
+        assert f"posviz_app.{name}" in MODULES
 
 
 @pytest.mark.parametrize("module_name", MODULES)

@@ -64,5 +64,9 @@ SLIDE_VIEWS: Final[dict[str, Render]] = {
 
 
 def tab_named(label: object) -> Tab:
-    """The tab with ``label`` (the tabs widget's value), else the first."""
+    """The tab with ``label`` (the tabs widget's value), else the first.
+
+    >>> tab_named("Distance & length").name, tab_named(None).name
+    ('distance', 'embeddings')
+    """
     return next((tab for tab in TABS if tab.label == label), TABS[0])
