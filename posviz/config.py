@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Final, Literal, get_args
@@ -29,6 +30,10 @@ HEADS_RANGE: Final = (1, 12)  # attention heads H (GPT-2 small has 12); H must d
 # The Attention tab's shift M: the window moved to positions M ... M+n-1. Up to GPT-2's whole
 # context again, far enough to take T5's buckets past 128 and any learned table past its end.
 SHIFT_RANGE: Final = (0, 1024)
+TRAIN_STEP_RANGE: Final = (0, 1_000_000)  # the Training tab's step (snapped to one a run kept)
+# A training run's name: a file's stem among the shipped runs and the cache folder's, never a
+# path (posviz.training.runs looks names up, it never joins them into one).
+RUN_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 class SettingsError(ValueError):
@@ -61,6 +66,9 @@ class Settings:
     heads: int = 4  # H: d/H columns per head, as the book's MultiHeadAttention splits them
     head: int = 0  # K, from 0 to H-1
     shift: int = 0  # M
+    # The Training tab: a run of the book's GPT on The Verdict, at one of its kept steps.
+    run: str = "small-init"  # URL ``run=``
+    train_step: int = 1500  # URL ``train_step=`` (``step=`` is lecture mode's slide)
 
     @property
     def effective_stride(self) -> int:
@@ -114,6 +122,12 @@ def validate(settings: Settings) -> Settings:
     _check_int("heads", settings.heads, *HEADS_RANGE)
     _check_int("head", settings.head, 0, HEADS_RANGE[1] - 1)
     _check_int("shift", settings.shift, *SHIFT_RANGE)
+    if not isinstance(settings.run, str) or RUN_NAME.fullmatch(settings.run) is None:
+        raise SettingsError(
+            f"run must be a run's name (letters, digits, '.', '_' or '-', up to 64, such as "
+            f"small-init), got {settings.run!r}"
+        )
+    _check_int("train_step", settings.train_step, *TRAIN_STEP_RANGE)
     if settings.weights not in WEIGHTS:
         raise SettingsError(f"weights must be init or gpt2, got {settings.weights!r}")
     if settings.weights == "gpt2" and settings.emb_dim != GPT2_EMB_DIM:

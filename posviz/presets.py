@@ -44,7 +44,8 @@ PRESETS: Final[dict[str, Settings]] = {
 def matching_preset(settings: Settings) -> str | None:
     """The name of the preset ``settings`` shows, or ``None``; an example seen under another
     positional scheme, with GPT-2's trained tables, with the causal mask toggled or through
-    other attention heads or shifted (the Attention tab's controls), is still that example."""
+    other attention heads or shifted (the Attention tab's controls) or beside another training
+    run (the Training tab's), is still that example."""
     return next(
         (
             name
@@ -57,6 +58,8 @@ def matching_preset(settings: Settings) -> str | None:
                     heads=settings.heads,
                     head=settings.head,
                     shift=settings.shift,
+                    run=settings.run,
+                    train_step=settings.train_step,
                 ),
                 settings.weights,
             )

@@ -37,9 +37,11 @@ from posviz.config import (
     EMB_DIM_RANGE,
     HEADS_RANGE,
     MAX_TEXT_CHARS,
+    RUN_NAME,
     SCHEMES,
     SEED_RANGE,
     SHIFT_RANGE,
+    TRAIN_STEP_RANGE,
     WEIGHTS,
     Settings,
     for_weights,
@@ -56,6 +58,7 @@ _INT_RANGES: Final = {
     "heads": HEADS_RANGE,  # the Attention tab; its own check fits H to d (config.check_heads)
     "head": (0, HEADS_RANGE[1] - 1),
     "shift": SHIFT_RANGE,
+    "train_step": TRAIN_STEP_RANGE,  # the Training tab's step; the page snaps it to a kept one
 }
 _CHOICES: Final[dict[str, tuple[str, ...]]] = {"scheme": SCHEMES, "weights": WEIGHTS}
 _WHOLE_NUMBER: Final = re.compile(r"-?[0-9]{1,20}")  # ASCII digits, one optional minus sign
@@ -69,6 +72,7 @@ TABS: Final = (
     "geometry",
     "distance",
     "word-order",
+    "training",
     "code",
     "download",
 )
@@ -159,6 +163,14 @@ def settings_from_query(
                 changes["causal"] = raw.lower() in _LECTURE_ON
             else:
                 notices.append(f"causal: {raw[:40]!r} is not on/off; using {settings.causal}")
+        elif key == "run":
+            if RUN_NAME.fullmatch(raw):
+                changes["run"] = raw
+            else:
+                notices.append(
+                    f"run: {raw[:40]!r} is not a run's name (letters, digits, '.', '_', '-'); "
+                    f"using {settings.run}"
+                )
         elif key in _CHOICES:
             if raw in _CHOICES[key]:
                 changes[key] = raw

@@ -55,10 +55,11 @@ class Room:
         return "" if self.slide is None else f"slide {self.slide.number}"
 
 
-def chart_room(draw: Callable[P, None]) -> Callable[P, None]:
-    """``draw`` as a fragment of the page (it reruns alone when its chart reports its size),
-    holding one of the server's view slots while it computes, and showing a message, never a
-    traceback, if it fails (Streamlit calls a fragment outside the page's own handler)."""
+def chart_room(draw: Callable[P, None], *, run_every: float | None = None) -> Callable[P, None]:
+    """``draw`` as a fragment of the page (it reruns alone when its chart reports its size, and
+    every ``run_every`` seconds if given: the Training tab's play button), holding one of the
+    server's view slots while it computes, and showing a message, never a traceback, if it
+    fails (Streamlit calls a fragment outside the page's own handler)."""
 
     @wraps(draw)
     def guarded(*args: P.args, **kwargs: P.kwargs) -> None:
@@ -75,7 +76,7 @@ def chart_room(draw: Callable[P, None]) -> Callable[P, None]:
                     "reload."
                 )
 
-    return st.fragment(guarded)
+    return st.fragment(guarded, run_every=run_every)
 
 
 def explain(text: str, *, lecture: bool) -> None:

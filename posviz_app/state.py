@@ -62,6 +62,8 @@ WINDOW: Final = "window"
 SCHEME: Final = "scheme"
 WEIGHTS: Final = "weights"
 CAUSAL: Final = "causal"
+RUN: Final = "run"  # the Training tab's run
+TRAIN_STEP: Final = "train_step"  # ... and its step
 # Other widgets.
 PRESET: Final = "preset"  # the example menu (a derived key: see derived_key)
 SEED_BOX: Final = "seed_box"  # the seed as typed (a derived key)
@@ -70,6 +72,7 @@ TAB: Final = "view"  # the tabs (st.tabs key); its value is the open tab's label
 BEYOND: Final = "beyond"  # Distance tab: positions past the context length
 MORE_CHIPS: Final = "more_chips"  # the "and N more tokens" expander
 NAV: Final = "lecture_nav"  # lecture mode's navigation component
+PLAYING: Final = "training_playing"  # the Training tab's play button: stepping through
 # The page's own state (no widget).
 STEP: Final = "step"  # lecture mode's slide, from 0
 _LINK_READ: Final = "_link_read"  # the session's settings were read from its link
@@ -356,3 +359,34 @@ def nav_seq() -> int:
 
 def _whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+@once_link_read
+def play(steps: Sequence[int]) -> None:
+    """The Training tab's play button: step through the run's snapshots from the one shown
+    (from the first, when it shows the last)."""
+    if st.session_state.get(TRAIN_STEP) == steps[-1]:
+        st.session_state[TRAIN_STEP] = steps[0]
+    st.session_state[PLAYING] = True
+
+
+@once_link_read
+def pause() -> None:
+    """The Training tab's pause button (and a step chosen by hand) stop the stepping."""
+    st.session_state[PLAYING] = False
+
+
+def playing() -> bool:
+    """Whether the Training tab is stepping through its run."""
+    return bool(st.session_state.get(PLAYING))
+
+
+def advance(steps: Sequence[int]) -> int:
+    """While playing: the next kept step after the one shown (the last one stops the play)."""
+    shown = st.session_state.get(TRAIN_STEP, steps[0])
+    later = [step for step in steps if step > shown]
+    following = later[0] if later else steps[-1]
+    st.session_state[TRAIN_STEP] = following
+    if following == steps[-1]:
+        st.session_state[PLAYING] = False
+    return following

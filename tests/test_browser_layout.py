@@ -39,7 +39,8 @@ COMPARE = ".st-key-compare .js-plotly-plot"
 STEP_TITLES = (
     "1. Text", "2. Token IDs", "3. Token embeddings", "4. Token embeddings", "5. Positional",
     "6. Input", "7. Input", "8. Similarity", "9. Similarity", "10. Word order", "11. Word order",
-    "12. The shape", "13. The shape", "14. Distance", "15. Distance",
+    "12. The shape", "13. The shape", "14. Distance", "15. Distance", "16. Watch",
+    "17. Watch", "18. Which table", "19. Which table",
 )  # fmt: skip
 # The chart each lecture slide draws, and its heatmap layers (None: no chart).
 STEP_CHARTS = (
@@ -47,6 +48,8 @@ STEP_CHARTS = (
     (".st-key-embeddings", 2), (".st-key-embeddings", 2), (".st-key-embeddings", 3),
     (".st-key-similarity", 3), (".st-key-similarity", 3), (None, 0), (".st-key-compare", 8),
     (None, 0), (".st-key-geometry", 0), (None, 0), (".st-key-distance", 0),
+    (".st-key-training", 1), (".st-key-training", 1), (".st-key-training_small", 1),
+    (".st-key-training_small", 1),
 )  # fmt: skip
 
 # True once the chart has `shown` heatmaps drawn for the size it has on the page (Plotly
@@ -370,6 +373,25 @@ def test_step_links_and_clicker_keys(sized: Any, server_url: str) -> None:
             arg=number,
             timeout=LOAD_TIMEOUT,
         )
+    assert page.console_errors == []
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "phone"), [(1920, 1080, False), (1280, 800, False), (390, 844, True)]
+)
+def test_the_training_tab_reads_at_every_size(
+    sized: Any, server_url: str, width: int, height: int, phone: bool
+) -> None:
+    """The Training figure (issue 26): no two of its texts overlap and none leaves it, with
+    its panels side by side on a screen and one under the other on a phone."""
+    page = sized(width, height, phone=phone)
+    page.goto(f"{server_url}/?tab=training&train_step=600")
+    plot = ".st-key-training .js-plotly-plot"
+    wait_drawn(page, 2, plot)  # the table and the similarity heatmaps
+    assert_no_collisions(page, plot)
+    lefts = page.evaluate(PANELS, plot)
+    side_by_side = len({round(left) for left, _, _ in lefts}) > 1
+    assert side_by_side == (not phone), lefts
     assert page.console_errors == []
 
 

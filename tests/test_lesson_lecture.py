@@ -15,8 +15,10 @@ from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, compare_with_text
 from posviz.config import SCHEMES, Scheme
 from posviz.embeddings import SeededEmbeddings
 from posviz.lesson.lecture import (
+    LECTURE,
     SLIDES,
     STEPS,
+    TRAINING_STEPS,
     Question,
     Step,
     input_answer,
@@ -44,6 +46,8 @@ def test_the_story_goes_from_text_to_word_order() -> None:
         "text", "tokens", "embeddings", "embeddings", "embeddings", "similarity", "word_order",
         "geometry", "distance",
     ]  # fmt: skip
+    assert (*STEPS, *TRAINING_STEPS) == LECTURE, "then a positional table learns"
+    assert [step.view for step in TRAINING_STEPS] == ["training", "training"]
     assert [step.panels for step in STEPS[2:5]] == [1, 2, 3]
     asked = [step.title for step in STEPS if step.question is not None]
     assert asked == ["Token embeddings", "Input embeddings = token + position",
@@ -52,8 +56,8 @@ def test_the_story_goes_from_text_to_word_order() -> None:
 
 
 def test_a_question_takes_two_clicks_question_first() -> None:
-    assert len(SLIDES) == len(STEPS) + 6 == STEP_COUNT == 15
-    assert [slide.number for slide in SLIDES] == list(range(1, 16))
+    assert len(SLIDES) == len(LECTURE) + 8 == STEP_COUNT == 19
+    assert [slide.number for slide in SLIDES] == list(range(1, 20))
     for before, after in itertools.pairwise(SLIDES):
         if before.step is after.step:
             assert before.step.question is not None
@@ -69,15 +73,15 @@ def test_a_question_takes_two_clicks_question_first() -> None:
 
 def test_a_new_view_adds_steps_as_data() -> None:
     extra = Step("Geometry", "Distances.", view="geometry", question=Question("Near?", "Near?"))
-    more = slides((*STEPS, extra))
+    more = slides((*LECTURE, extra))
     assert len(more) == len(SLIDES) + 2
-    assert more[-1].step.view == "geometry" and more[-2].title == "16. Geometry"
+    assert more[-1].step.view == "geometry" and more[-2].title == "20. Geometry"
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_titles_and_captions_follow_the_scheme(scheme: Scheme) -> None:
     titles = [slide.title_for(scheme) for slide in SLIDES]
-    assert [title.split(". ", 1)[0] for title in titles] == [str(n) for n in range(1, 16)]
+    assert [title.split(". ", 1)[0] for title in titles] == [str(n) for n in range(1, 20)]
     if scheme == "none":
         assert "5. No positional signal" in titles
         assert "6. Input embeddings = token embeddings" in titles

@@ -15,7 +15,7 @@ function to the page's stage views): nothing else here changes.
 >>> [slide.title for slide in SLIDES][1:5]
 ['2. Token IDs', '3. Token embeddings', '4. Token embeddings', '5. Positional embeddings']
 >>> SLIDES[2].revealed, SLIDES[3].revealed, len(SLIDES)
-(False, True, 15)
+(False, True, 19)
 """
 
 from __future__ import annotations
@@ -267,7 +267,7 @@ ATTENTION_STEPS: Final = (
 )
 
 
-def slides(steps: Sequence[Step] = STEPS) -> tuple[Slide, ...]:
+def slides(steps: Sequence[Step]) -> tuple[Slide, ...]:
     """The clicks of a lecture: one per step, two for a step with a question."""
     found: list[Slide] = []
     for step in steps:
@@ -275,9 +275,6 @@ def slides(steps: Sequence[Step] = STEPS) -> tuple[Slide, ...]:
             found.append(Slide(len(found) + 1, step, revealed=False))
         found.append(Slide(len(found) + 1, step, revealed=True))
     return tuple(found)
-
-
-SLIDES: Final = slides()
 
 
 class NamedToken(Protocol):
@@ -449,7 +446,7 @@ def word_order_answer(comparison: OrderComparison, *, markdown: bool = True) -> 
 
 # The Training view's slides (issue 26); their answers are posviz.lesson.training's
 # neighbour_answer (a run trained from the small init, at its last step) and moving_answer
-# (both runs). Appended to STEPS once the page draws view "training".
+# (both runs). The lecture ends with them (LECTURE).
 TRAINING_STEPS: Final = (
     Step(
         "Watch a positional table learn",
@@ -472,3 +469,8 @@ TRAINING_STEPS: Final = (
         ),
     ),
 )
+
+
+# The lecture, in the order of the story: section 2.8's steps, then a positional table learning.
+LECTURE: Final = (*STEPS, *TRAINING_STEPS)
+SLIDES: Final = slides(LECTURE)

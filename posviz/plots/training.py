@@ -115,7 +115,8 @@ def _cells(view: TrainingView, *, stacked: bool, lecture: bool, width: float) ->
         _Cell("similarity", "heat", "cosine similarity between positions", step, heat),
         _Cell(
             "distance", "xy", "mean cosine of positions i and i\u00a0+\u00a0k",
-            f"at {step} and at step 0" + (", GPT-2 beside" if view.gpt2_curve else ""),
+            (f"at {step} and at step 0" if view.step else f"at {step}")
+            + (", GPT-2 beside" if view.gpt2_curve else ""),
             scene,
         ),
         _Cell("components", "scene", f"first three principal components, {step}",
@@ -250,6 +251,8 @@ def _bar(
             "orientation": "h", "x": (x[0] + x[1]) / 2, "xanchor": "center",
             "len": x[1] - x[0], "lenmode": "fraction", "y": top, "yanchor": "top",
             "thickness": 14, "nticks": 5, "tickfont": {"size": sizes.text},
+            # each tick label right of its tick: the first never reaches back into the title
+            "ticklabelposition": "outside right",
             "title": {"text": title, "side": "right", "font": {"size": sizes.text}},
         },
     }  # fmt: skip
@@ -259,7 +262,7 @@ def _legend_names(view: TrainingView, shown: set[str]) -> list[str]:
     """The legend's entries: the curves' and the losses' names, for the panels ``shown``."""
     names = []
     if "distance" in shown:
-        names += ["step 0", f"step {view.step:,}"]
+        names += ["step 0", f"step {view.step:,}"] if view.step else ["step 0"]
         if view.gpt2_curve is not None:
             names.append("GPT-2 124M trained")
     if "loss" in shown:
@@ -353,7 +356,9 @@ def training_chart(
         bands.append((title, plot, below))
     drawn_names = {cell.name for cell in cells}
     legend = _legend_height(view, drawn_names, sizes, chart=chart, stacked=stacked)
-    fills = lecture and not stacked and canvas.height is not None
+    # Lecture mode fills the window's height, unless its rows are stacked (a phone: the page
+    # scrolls); a single row (one panel, or two side by side) fills it either way.
+    fills = lecture and canvas.height is not None and (not stacked or len(groups) == 1)
     if fills and canvas.height is not None:  # lecture mode: as tall as the window leaves
         room = max(canvas.height - CHART_BOTTOM_GAP, MIN_FILL_HEIGHT)
         fixed = sum(title + below for title, _, below in bands) + legend + 6
@@ -430,8 +435,8 @@ def training_chart(
             elif cell.name == "distance":
                 layout |= _xy_axes(x, y, names, ("distance k", "mean cosine"), sizes)
                 layout[names[1]]["range"] = [-1.05, 1.05]  # type: ignore[index]
-                curves = [
-                    (view.start_curve, "step 0", START_COLOUR, "dash"),
+                curves = [  # at step 0 the two are one: drawn once
+                    *([(view.start_curve, "step 0", START_COLOUR, "dash")] if view.step else []),
                     (view.curve, f"step {view.step:,}", STEP_COLOUR, "solid"),
                 ]
                 if view.gpt2_curve is not None:

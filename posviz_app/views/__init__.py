@@ -24,6 +24,7 @@ from posviz_app.views import (
     geometry,
     similarity,
     tokens,
+    training,
     word_order,
 )
 
@@ -45,6 +46,7 @@ TABS: Final = (
     Tab("geometry", "Geometry", geometry.render),
     Tab("distance", "Distance & length", distance.render),
     Tab("word-order", WORD_ORDER_TAB, word_order.render),
+    Tab("training", "Training", training.render),
     Tab("code", "Show the code", code.render),
     Tab("download", "Download", download.render),
 )
@@ -60,6 +62,7 @@ SLIDE_VIEWS: Final[dict[str, Render]] = {
     "word_order": word_order.render,
     "geometry": geometry.render,
     "distance": distance.render,
+    "training": training.render,
 }
 
 

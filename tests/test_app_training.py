@@ -1,0 +1,115 @@
+"""The Training tab through AppTest (issue 26): a link opens a run at a step, the figure draws
+the stored snapshot, the sentence above it quotes numbers recomputed here from the run file
+with numpy (never posviz), the step slider and the play button move through the snapshots,
+and the link follows.
+
+The run files are read here as what they are, zip archives of ``.npy`` arrays
+(``numpy.load(..., allow_pickle=False)``), not with posviz's reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from charts import sent_figures
+from streamlit.testing.v1 import AppTest
+
+AppFactory = Callable[..., AppTest]
+RUNS = Path(__file__).resolve().parent.parent / "posviz" / "data" / "runs"
+
+
+def ok(at: AppTest) -> AppTest:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def snapshot(run: str, step: int) -> np.ndarray:
+    """The run's positional table at ``step``, [T, d] float32, read with numpy."""
+    with np.load(RUNS / f"{run}.npz", allow_pickle=False) as stored:
+        (index,) = np.flatnonzero(stored["steps"] == step)
+        table: np.ndarray = stored["pos_embeddings"][index]
+    return table
+
+
+def cosines(table: np.ndarray) -> np.ndarray:
+    """Cosine similarity between the rows, in float64."""
+    rows = table.astype(np.float64)
+    unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    return unit @ unit.T
+
+
+def neighbours(table: np.ndarray, distance: int = 1) -> float:
+    """The mean cosine of positions p and p + distance."""
+    similarity = cosines(table)
+    return float(np.mean(np.diagonal(similarity, offset=distance)))
+
+
+def lesson(at: AppTest) -> str:
+    (found,) = [str(m.value) for m in at.markdown if "neighbouring positions" in str(m.value)]
+    return found
+
+
+def step_slider(at: AppTest) -> object:
+    (slider,) = [s for s in at.select_slider if s.label == "Training step"]
+    return slider
+
+
+@pytest.mark.parametrize(("run", "step"), [("small-init", 600), ("default-init", 1500)])
+def test_a_link_opens_the_run_at_its_step(app_test: AppFactory, run: str, step: int) -> None:
+    at = ok(app_test({"tab": "training", "run": run, "train_step": str(step)}))
+    assert at.selectbox(key="run").value == run
+    assert step_slider(at).value == step
+    figure = sent_figures(at)["training"]
+    table, similarity = (np.asarray(trace["z"]) for trace in figure["data"][:2])
+    expected = snapshot(run, step)
+    np.testing.assert_array_equal(table, expected)  # the stored float32 numbers, as stored
+    np.testing.assert_allclose(similarity, cosines(expected), atol=1e-6)
+    start = snapshot(run, 0)
+    said = lesson(at)
+    assert f"After {step:,} steps neighbouring positions have cosine" in said
+    assert f"cosine {neighbours(expected):.2f}" in said, said
+    assert f"at step 0 they had {abs(neighbours(start)):.2f}" in said, said
+    assert dict(at.query_params).get("run", "small-init") == run
+    assert dict(at.query_params).get("train_step", "1500") == str(step)
+
+
+def test_a_step_the_run_did_not_keep_shows_the_nearest(app_test: AppFactory) -> None:
+    at = ok(app_test({"tab": "training", "train_step": "620"}))
+    assert step_slider(at).value == 600
+    assert at.query_params["train_step"] == "600", "the link names the step shown"
+
+
+def test_a_run_this_server_lacks_is_named_and_the_first_is_shown(app_test: AppFactory) -> None:
+    at = ok(app_test({"tab": "training", "run": "my-run"}))
+    said = " ".join(str(w.value) for w in at.warning)
+    assert "There is no run named 'my-run' here" in said
+    assert "small-init" in said and "default-init" in said and "book-settings" in said
+    assert at.selectbox(key="run").value == "small-init"
+
+
+def test_the_slider_and_the_play_button_move_through_the_snapshots(app_test: AppFactory) -> None:
+    at = ok(app_test({"tab": "training", "train_step": "600"}))
+    step_slider(at).set_value(650).run()
+    ok(at)
+    assert at.query_params["train_step"] == "650"
+    np.testing.assert_array_equal(
+        np.asarray(sent_figures(at)["training"]["data"][0]["z"]), snapshot("small-init", 650)
+    )
+    at.button(key="training_play").click().run()  # each run while playing shows the next one
+    ok(at)
+    assert step_slider(at).value == 700
+    assert at.button(key="training_pause")
+    at.button(key="training_pause").click().run()
+    ok(at)
+    assert step_slider(at).value == 700 and at.button(key="training_play")
+
+
+def test_play_from_the_last_step_starts_again_from_the_first(app_test: AppFactory) -> None:
+    at = ok(app_test({"tab": "training"}))  # step 1,500, the last
+    at.button(key="training_play").click().run()
+    ok(at)
+    assert step_slider(at).value == 50, "from step 0, the next one is shown"
