@@ -82,9 +82,18 @@ class Driver:
         self._timed(label, at)
         self.at = at
 
+    def widget(self, kind: str, key: str) -> Any:
+        """The widget ``key`` of AppTest type ``kind``: that key, or the one widget whose key is
+        ``key`` with the value it shows (posviz's seed box is ``seed_box=123``)."""
+        widgets = getattr(self.at, kind)
+        found = [w for w in widgets if w.key == key or str(w.key).startswith(f"{key}=")]
+        if len(found) != 1:
+            raise KeyError(key)
+        return found[0]
+
     def change(self, label: str | None, kind: str, key: str, value: object) -> None:
         """Set widget ``key`` (of AppTest type ``kind``) to ``value`` and rerun, timed."""
-        widget = getattr(self.at, kind)(key=key)
+        widget = self.widget(kind, key)
         if kind == "text_area":
             widget.input(value)
         else:
@@ -93,7 +102,7 @@ class Driver:
 
     def has(self, kind: str, key: str) -> bool:
         try:
-            getattr(self.at, kind)(key=key)
+            self.widget(kind, key)
         except KeyError:
             return False
         return True
@@ -118,7 +127,7 @@ class Driver:
             )
 
     def widget_value(self, kind: str, key: str) -> Any:
-        return getattr(self.at, kind)(key=key).value
+        return self.widget(kind, key).value
 
 
 def scheme_widget(driver: Driver) -> str | None:

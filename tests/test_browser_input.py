@@ -21,6 +21,8 @@ pytestmark = pytest.mark.browser
 
 LOAD_TIMEOUT = 180_000  # ms: the server's first run imports torch (on a busy machine)
 CHART = ".st-key-embeddings .js-plotly-plot"
+# The seed box: its key names the seed it shows (posviz_app.state.derived_key), seed_box=7.
+SEED_BOX = '[class*="st-key-seed_box-"] input'
 LIMIT = 25_000  # posviz.config.MAX_TEXT_CHARS, as the page announces it
 TEXT = ("The Verdict. " * 3_000)[:30_000]
 
@@ -97,16 +99,19 @@ def test_a_24000_character_paste_is_taken_whole(browser: Any, server_url: str) -
 def test_a_seed_typed_as_text_is_named_and_the_seed_stays(browser: Any, server_url: str) -> None:
     page = open_page(browser, server_url + "/?seed=7")
     try:
-        seed = page.locator(".st-key-seed_box input")
+        seed = page.locator(SEED_BOX)
         seed.focus()
         page.keyboard.press("Control+A")
         page.keyboard.type("abc")
         page.keyboard.press("Enter")
         wait_for_text(page, "Seed: 'abc' is not a whole number from 0 to 4,294,967,295")
+        # the chart reports its size after the run: the notice and the text typed both stay
         page.wait_for_function(
-            "() => document.querySelector('.st-key-seed_box input').value === '7'",
+            "(s) => document.querySelector(s).dataset.fits === 'true'", arg=CHART,
             timeout=LOAD_TIMEOUT,
-        )
+        )  # fmt: skip
+        assert "still using 7" in page.inner_text("body")
+        assert page.locator(SEED_BOX).input_value() == "abc", "what was typed, to be mended"
         assert parse_qs(urlsplit(page.url).query)["seed"] == ["7"]
     finally:
         page.context.close()
@@ -134,7 +139,7 @@ def test_gpt2_unavailable_brings_back_the_users_view(browser: Any, server_url: s
         assert [radios.nth(i).is_checked() for i in range(radios.count())] == [True, False]
         d = page.locator(".st-key-emb_dim input[type=range]")
         assert d.input_value() == "32" and d.is_enabled()
-        seed = page.locator(".st-key-seed_box input")
+        seed = page.locator(SEED_BOX)
         assert seed.input_value() == "5" and seed.is_enabled()
         assert page.locator(".st-key-scheme input").is_enabled()
         query = parse_qs(urlsplit(page.url).query)
