@@ -239,3 +239,20 @@ def test_the_compared_texts_are_the_figures_rows(tables: SeededEmbeddings) -> No
     assert rows[0][2:5] == ["␣ + 🍣 (1 of 3)", "🍣 (2 of 3)", "🍣 (3 of 3)"]
     assert (tuple(rows[0]), tuple(rows[1])) == (drawn.decisions.labels_a, drawn.decisions.labels_b)
     assert compared_text(drawn.decisions.token_ids_a) == "*I like 🍣 and tea*"
+
+
+def test_a_short_lecture_window_labels_rows_that_do_not_touch(tables: SeededEmbeddings) -> None:
+    """Lecture mode at 1280 x 720: the grid takes the room left (about 300 px), too little for
+    five 20-px labels a panel; it labels every other row, 1.15 font sizes apart at least."""
+    result = compare(tables, DEFAULT_TEXT, DEFAULT_COMPARE_TEXT)
+    short = Canvas(width=1240, height=330, window_width=1280, window_height=720)
+    layout = compare_figure(result, lecture=True, canvas=short).layout
+    plot = layout.height - layout.margin.t - layout.margin.b
+    for index in (1, 5):
+        axis = layout[f"yaxis{index}"]
+        panel = (axis.domain[1] - axis.domain[0]) * plot
+        labelled = [int(text.split(" · ")[0]) for text in axis.ticktext]
+        gaps = [b - a for a, b in itertools.pairwise(labelled)]
+        assert labelled[0] == 0 and gaps and min(gaps) * panel / 5 >= 1.15 * axis.tickfont.size
+    tall = Canvas(width=1240, height=900, window_width=1920, window_height=1080)
+    assert len(compare_figure(result, lecture=True, canvas=tall).layout.yaxis.ticktext) == 5

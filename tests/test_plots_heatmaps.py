@@ -22,7 +22,13 @@ import torch
 from posviz.embeddings import SeededEmbeddings
 from posviz.pipeline import WindowEmbeddings, embed_window
 from posviz.plots._layout import Canvas
-from posviz.plots.heatmaps import HOVER_CELLS, embeddings_figure, similarity_figure
+from posviz.plots.heatmaps import (
+    HOVER_CELLS,
+    embeddings_chart,
+    embeddings_figure,
+    similarity_chart,
+    similarity_figure,
+)
 
 MAX_FIGURE_JSON = 1_500_000  # bytes per rerun, issue 4
 # Tags posviz itself writes into titles and hover; anything else with "<" came from user text.
@@ -346,3 +352,60 @@ def test_a_phone_canvas_stacks_both_figures_and_squares_the_similarity_panels() 
     assert (high - low) * plot_height == pytest.approx(plot_width, abs=1.5), "square panels"
     # The command line and the exports (no canvas) keep the side-by-side figure.
     assert embeddings_figure(window).layout.xaxis2.domain[0] > 0
+
+
+# --- issue 24 item 5: the room the figures take ---------------------------------------------
+
+ROSE_IDS = (32, 8278, 318, 257, 8278, 318, 257, 8278, 13)  # "A rose is a rose is a rose."
+PHONE = Canvas(width=358, height=439, window_width=390, window_height=844)
+
+
+def row_bottom_px(figure: go.Figure, row: int, rows: int) -> float:
+    """px from the figure's top to the bottom of row ``row`` of a side-by-side panel, from its
+    layout: top margin, then the plot's rows in order."""
+    layout = figure.layout
+    plot = layout.height - layout.margin.t - layout.margin.b
+    return layout.margin.t + plot * (row + 1) / rows
+
+
+@pytest.mark.parametrize("room", [260, 330, 420, 600], ids=lambda r: f"room-{r}px")
+def test_side_by_side_the_figure_ends_at_the_windows_bottom_when_it_can(room: int) -> None:
+    """At 1280 x 720 the first screen shows the rose's rows 1, 4 and 7: the figure takes the
+    room to the window's bottom, never more than its own height, never so little that its
+    row labels would touch."""
+    window = random_window(9, 16, token_ids=ROSE_IDS)
+    # The same width with no height known: the figure's own height.
+    own = embeddings_figure(window, canvas=Canvas(width=1100, window_width=1280)).layout.height
+    canvas = Canvas(width=1100, height=room, window_width=1280, window_height=720)
+    figure = embeddings_figure(window, canvas=canvas)
+    layout = figure.layout
+    panel = layout.height - layout.margin.t - layout.margin.b
+    every_row = 9 * 1.3 * 15  # 15-px labels 1.3 font sizes apart: each of the 9 labelled
+    assert panel >= every_row - 1, "a readable panel"
+    assert layout.height <= max(own, 1)
+    if room - 18 >= layout.margin.t + every_row + layout.margin.b:
+        assert layout.height <= room - 18, "ends at the window's bottom, less the page's gap"
+    assert all(row_bottom_px(figure, row, 9) <= room for row in (1, 4, 7)), "on the first screen"
+    if room >= own + 18:
+        assert layout.height == own, "a window with room keeps the figure's own height"
+    ticks = {strip_tags(t) for t in layout.yaxis.ticktext}
+    assert {"1 · tok8278", "4 · tok8278", "7 · tok8278"} <= ticks, "the repeated rows labelled"
+
+
+def test_lecture_slides_on_a_phone_take_the_height_their_panels_need() -> None:
+    """A phone's lecture slide stacks the panels and no longer fills the window: the figure is
+    as tall as its three panels need (taller than the 439 px left below the chart's top), and
+    says so, so the page lets it scroll."""
+    window = random_window(9, 16, token_ids=ROSE_IDS)
+    drawn = embeddings_chart(window, lecture=True, canvas=PHONE)
+    assert drawn.decisions.stacked and not drawn.decisions.fills
+    layout = drawn.spec.layout
+    assert layout["height"] > PHONE.height
+    domains = [layout[f"yaxis{s}"]["domain"] for s in ("", "2", "3")]
+    plot = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    assert all((high - low) * plot >= 190 for low, high in domains), "every panel readable"
+    similarity = similarity_chart(window, lecture=True, canvas=PHONE).decisions
+    assert similarity.stacked and not similarity.fills
+    laptop = Canvas(width=1200, height=600, window_width=1280, window_height=800)
+    assert embeddings_chart(window, lecture=True, canvas=laptop).decisions.fills
+    assert similarity_chart(window, lecture=True, canvas=laptop).decisions.fills

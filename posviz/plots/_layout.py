@@ -506,6 +506,65 @@ class PanelLayout:
 
 
 COLORBAR_HEIGHT: Final = 110  # px under a panel for a horizontal bar, its ticks and title
+READABLE_PANEL: Final = 200  # px: a long window's panel fitted to the room, at least
+
+
+def room_panel_height(
+    canvas: Canvas,
+    arrangement: Arrangement,
+    *,
+    titles: Sequence[str],
+    note: str,
+    x_tick_height: float,
+    panel_height: float,
+    rows: int,
+    bars_under: int = 0,
+) -> float:
+    """Side by side, outside lecture mode: the px of plot that end the figure at the window's
+    bottom (``canvas.height``, the room below the chart's top, less
+    :data:`CHART_BOTTOM_GAP`), so a first screen shows the rows it can; never taller than
+    ``panel_height`` (the figure's own) nor too short to read: a panel of its own height that
+    labels every one of its ``rows`` keeps room to (:data:`ROW_PITCH` font sizes a row: the
+    marked rows are labelled side by side), a longer window's keeps :data:`READABLE_PANEL`
+    px. ``note``: the widest note the
+    titles may carry; ``bars_under``: horizontal colour bars under the panels. Without a
+    measured height, or stacked: ``panel_height``.
+
+    >>> canvas = Canvas(width=1100, height=400, window_width=1280, window_height=720)
+    >>> room = arrange(canvas, lecture=False, count=3, token_texts=["A", "␣rose"])
+    >>> room_panel_height(canvas, room, titles=["token embeddings"], note="",
+    ...                   x_tick_height=55, panel_height=360, rows=9)
+    294.9
+    """
+    if canvas.height is None or arrangement.stacked:
+        return panel_height
+    sizes, width = arrangement.sizes, arrangement.panel_width
+    wrapped = [wrap_title(title, width=width, font_size=sizes.title) for title in titles]
+    small = small_note(note, width=width, font_size=sizes.text)
+    title_px = max(title_height(title, small, sizes) for title in wrapped)
+    below = x_tick_height + COLORBAR_HEIGHT * canvas.type_scale * bars_under
+    room = canvas.height - CHART_BOTTOM_GAP - title_px - below
+    every_row = rows * ROW_PITCH * sizes.tick
+    least = every_row if every_row <= panel_height else READABLE_PANEL
+    return max(min(panel_height, room), min(panel_height, least))
+
+
+STACKED_MAX_HEIGHT: Final = 420  # px: a stacked panel grows for its rows up to this
+
+
+def square_height(width: float, *, rows: int, sizes: TypeSizes) -> float:
+    """px of a stacked square panel ``width`` px wide: as tall as wide, or taller (up to
+    :data:`STACKED_MAX_HEIGHT`) when its ``rows`` need more to stand
+    :data:`MEASURED_ROW_PITCH` font sizes apart (a phone's lecture slide: 20-px labels on a
+    narrow panel).
+
+    >>> square_height(300, rows=9, sizes=NORMAL_TYPE)
+    300
+    >>> square_height(190, rows=9, sizes=LECTURE_TYPE)
+    216
+    """
+    row = math.ceil(MEASURED_ROW_PITCH * sizes.tick) + 1
+    return max(width, min(STACKED_MAX_HEIGHT, row * rows))
 
 
 def label_length(*, lecture: bool, stacked: bool, panel_height: float) -> float:
@@ -536,8 +595,8 @@ def three_panels(
     ``note`` is plain text put in small lines under each title. ``x_axis`` holds the
     settings every panel's horizontal axis shares; ``x_tick_height`` is
     the px its tick labels and title need under a panel. Side by side the figure is
-    ``panel_height`` px of plot plus margins; stacked, each panel is ``panel_height`` px (or
-    as tall as wide, ``square``). ``canvas`` arranges the panels (:func:`arrange`; with
+    ``panel_height`` px of plot plus margins; stacked, each panel is ``panel_height`` px (or,
+    ``square``, :func:`square_height`). ``canvas`` arranges the panels (:func:`arrange`; with
     ``Canvas()``, ``stacked`` does). ``follows_page``: side by side, the chart takes the
     window's height below its top (lecture mode): with a measured canvas the figure is laid out
     for exactly that height; with ``Canvas()`` the page stretches it, so Plotly spaces the
@@ -552,7 +611,7 @@ def three_panels(
     )
     sizes, stacked, width = arrangement.sizes, arrangement.stacked, arrangement.panel_width
     if stacked and square:
-        panel_height = width
+        panel_height = square_height(width, rows=len(token_texts), sizes=sizes)
     wrapped = [wrap_title(title, width=width, font_size=sizes.title) for title in titles]
     raw_note = note
     note = small_note(raw_note, width=width, font_size=sizes.text)

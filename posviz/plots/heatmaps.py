@@ -43,7 +43,9 @@ from posviz.plots._layout import (
     label_length,
     max_labels,
     position_ticks,
+    room_panel_height,
     row_labels,
+    square_height,
     three_panels,
 )
 from posviz.repeats import RepeatedToken, RepeatFacts, repeat_facts, token_names
@@ -308,10 +310,19 @@ def embeddings_chart(
     sizes = arrangement.sizes
     titles = PANEL_TITLES[window.scheme][:panels]
     note = reduction.note
-    if arrangement.stacked:
-        panel_height = max(200, min(420, 22 * num_rows))
+    x_tick_height = sizes.tick * 1.5 + sizes.text * 1.5 + 10
+    panel_height: float
+    if arrangement.stacked:  # a row per label, lecture type included (20 px, 1.15 apart)
+        panel_height = max(200, min(420, (24 if lecture else 22) * num_rows))
     else:
         panel_height = max(360, min(720, (30 if lecture else 24) * num_rows))
+    if not lecture:  # side by side on a measured window: end at its bottom, if readable
+        # The titles' note at its longest: the dimensions left out and the tokens not outlined.
+        widest = "; ".join(filter(None, (note, "outlined: 99 of 999 repeated tokens")))
+        panel_height = room_panel_height(
+            canvas, arrangement, titles=titles, note=widest, x_tick_height=x_tick_height,
+            panel_height=panel_height, rows=num_rows, bars_under=len(colorbars) - 1,
+        )  # fmt: skip
     budget = max_labels(
         label_length(lecture=lecture, stacked=arrangement.stacked, panel_height=panel_height),
         sizes.tick,
@@ -341,7 +352,7 @@ def embeddings_chart(
         lecture=lecture,
         stacked=stacked,
         panel_height=panel_height,
-        x_tick_height=sizes.tick * 1.5 + sizes.text * 1.5 + 10,
+        x_tick_height=x_tick_height,
         follows_page=lecture,  # lecture mode: the chart takes the window's height
         marks=marks.row_marks(coloured=outlines, tick_texts=names),
         canvas=canvas,
@@ -468,8 +479,12 @@ def similarity_chart(
         marks=RowMarks(tick_texts=names),
     )
     panel_height = max(300, min(720, 22 * shown_rows)) + (60 if lecture else 0)
-    # Stacked panels are square: as tall as the arrangement makes them wide.
-    length = arrangement.panel_width if arrangement.stacked else panel_height
+    # Stacked panels are square, or taller when their rows need it (three_panels' own rule).
+    length = (
+        square_height(arrangement.panel_width, rows=shown_rows, sizes=sizes)
+        if arrangement.stacked
+        else panel_height
+    )
     budget = max_labels(
         label_length(lecture=lecture, stacked=arrangement.stacked, panel_height=length),
         sizes.tick,

@@ -24,13 +24,16 @@ from posviz.plots._figure import Drawn, FigureSpec, as_figure
 from posviz.plots._layout import (
     CHART_BOTTOM_GAP,
     COLORSCALE_STEPS,
+    MEASURED_ROW_PITCH,
     MIN_FILL_HEIGHT,
     TOOLBAR_ROOM,
     UNKNOWN,
     Canvas,
     panel_title,
     row_labels,
+    small_note,
     text_width,
+    wrap_title,
 )
 from posviz.repeats import token_names
 
@@ -49,18 +52,33 @@ def _dims_shown(num_rows: int, emb_dim: int) -> range:
     return range(0, emb_dim, step)
 
 
-def _position_axis(labels: list[str], texts: list[str], *, font_size: int) -> dict[str, object]:
+def _position_axis(
+    labels: list[str], texts: list[str], *, font_size: int, step: int = 1
+) -> dict[str, object]:
     """A row axis of ``position · token`` labels (``texts``, as the chips write the tokens),
-    position 0 at the top; ``labels`` are the rows' category names (hover: exact bytes)."""
+    every ``step``-th row labelled, position 0 at the top; ``labels`` are the rows' category
+    names (hover: exact bytes)."""
     return {
         "autorange": "reversed",
         "type": "category",
         "tickfont": {"size": font_size},
         "automargin": True,
         "tickmode": "array",
-        "tickvals": labels,
-        "ticktext": texts,
+        "tickvals": labels[::step],
+        "ticktext": texts[::step],
     }
+
+
+def _label_step(rows: int, panel_px: float, font_size: int) -> int:
+    """Every how many rows a panel ``panel_px`` tall labels, so that labels of ``font_size``
+    px stand :data:`~posviz.plots._layout.MEASURED_ROW_PITCH` font sizes apart.
+
+    >>> _label_step(5, 200, 20), _label_step(5, 75, 20), _label_step(0, 75, 20)
+    (1, 2, 1)
+    """
+    if rows == 0 or panel_px <= 0:
+        return 1
+    return max(1, math.ceil(rows * MEASURED_ROW_PITCH * font_size / panel_px))
 
 
 @dataclass(frozen=True)
@@ -152,7 +170,24 @@ def compare_chart(
     gap, row_gap = 0.03, 0.12
     width, height = (1 - 3 * gap) / 4, (1 - row_gap) / 2
     stacked = _stacks(canvas, [c[0] for c in columns], tick_texts, font_size, width)
-    grid = _StackedGrid(n, font_size) if stacked else None
+    emb_dim = int(a.token_embeddings.shape[1])
+    drawn_dims = _dims_shown(n, emb_dim)
+    sample = f"; 1 in {drawn_dims.step} of {emb_dim} dims" if len(drawn_dims) < emb_dim else ""
+    notes = [verdict + sample for verdict in verdicts]
+    if stacked:  # one title a row, wrapped to the plot's width; its band as tall as they need
+        room = _plot_width(canvas, tick_texts, font_size)
+        titles = [
+            wrap_title(c[0].replace("<br>", " "), width=room, font_size=font_size) for c in columns
+        ]
+        notes = [small_note(note, width=room, font_size=font_size) for note in notes]
+        lines = max(
+            t.count("<br>") + 1 + m.count("<br>") for t, m in zip(titles, notes, strict=True)
+        )
+        grid: _StackedGrid | None = _StackedGrid(n, font_size, title_lines=lines)
+    else:
+        titles = [c[0] for c in columns]
+        notes = [f"<br><sup>{note}</sup>" for note in notes]
+        grid = None
     traces: list[dict[str, object]] = [{} for _ in range(8)]  # row by row: first text, second
     layout: dict[str, object] = {
         "font": {"size": font_size},
@@ -167,14 +202,20 @@ def compare_chart(
         "annotations": [],
     }
     if grid is not None:
-        layout |= {"margin": {"t": 0, "b": 0, "l": 10, "r": 10}, "height": round(grid.height)}
+        # The labels' room is laid out here, as on the heatmaps (no automargin: Plotly would
+        # measure, then push the rotated "first text" into the widest label on a phone).
+        label = max(text_width(text, font_size - 2) for text in (*tick_texts[0], *tick_texts[1]))
+        left = round(10 + label + 8 + font_size * 1.6)
+        layout |= {"margin": {"t": 0, "b": 0, "l": left, "r": 10}, "height": round(grid.height)}
     elif lecture and canvas.height is not None:  # lecture mode: as tall as the window leaves
         layout["height"] = max(canvas.height - CHART_BOTTOM_GAP, MIN_FILL_HEIGHT)
-    for column, ((title, matrix_a, matrix_b), verdict) in enumerate(
-        zip(columns, verdicts, strict=True)
-    ):
-        emb_dim = int(matrix_a.shape[1])
-        dims = np.asarray(_dims_shown(n, emb_dim))
+    step = 1  # the grid of a window too short for every row's label labels every step-th
+    if grid is None and canvas.measured:
+        margin = layout["margin"]
+        plot = float(layout["height"]) - margin["t"] - margin["b"]  # type: ignore[index, arg-type]
+        step = _label_step(n, plot * height, font_size - 2)
+    for column, (title, matrix_a, matrix_b) in enumerate(columns):
+        dims = np.asarray(_dims_shown(n, int(matrix_a.shape[1])))
         shown = [
             np.ascontiguousarray(m.to(torch.float32).numpy()[:, dims]) for m in (matrix_a, matrix_b)
         ]  # each [n, k] float32
@@ -218,21 +259,20 @@ def compare_chart(
             }
             labelled = column == 0 or grid is not None  # stacked: every panel has its rows
             layout[f"yaxis{suffix}"] = {
-                **_position_axis(labels[row], tick_texts[row], font_size=font_size - 2),
+                **_position_axis(labels[row], tick_texts[row], font_size=font_size - 2, step=step),
                 "domain": y_domain,
                 "anchor": f"x{suffix}",
                 "showticklabels": labelled,
                 "title": {
                     "text": ("first text" if row == 0 else "second text") if labelled else "",
-                    **({} if grid is None else {"standoff": 10}),  # clear of the labels
+                    **({} if grid is None else {"standoff": 6}),
                 },
+                **({} if grid is None else {"automargin": False}),
             }
-        if len(dims) < emb_dim:
-            verdict += f"; 1 in {dims[1]} of {emb_dim} dims"
         layout["annotations"].append(  # type: ignore[attr-defined]
             panel_title(
-                title if grid is None else title.replace("<br>", " "),
-                note=f"<br><sup>{verdict}</sup>",
+                titles[column],
+                note=notes[column],
                 x=start + width / 2 if grid is None else 0.5,
                 y=1.0 if grid is None else grid.panel(column, 0)[1],
                 font_size=font_size,
@@ -243,8 +283,8 @@ def compare_chart(
         token_ids_b=b.token_ids,
         labels_a=names[0],
         labels_b=names[1],
-        dims=_dims_shown(n, int(a.token_embeddings.shape[1])),
-        emb_dim=int(a.token_embeddings.shape[1]),
+        dims=drawn_dims,
+        emb_dim=emb_dim,
         verdicts=tuple(verdicts),
         stacked=stacked,
         fills=lecture and not stacked,
@@ -263,11 +303,17 @@ def _stacks(
     plot, right of the first column's position labels) narrower than its widest title line."""
     if canvas.width is None:
         return False
-    label = max(text_width(text, font_size - 2) for text in (*labels[0], *labels[1]))
-    plot = canvas.width - 20 - label - font_size * 1.6  # margins, labels, the rotated title
+    plot = _plot_width(canvas, labels, font_size)
     lines = [line for title in titles for line in title.split("<br>")]
     widest = max(text_width(line, font_size, bold=True) for line in lines)
     return plot * width < widest + 12
+
+
+def _plot_width(canvas: Canvas, labels: tuple[list[str], list[str]], font_size: int) -> float:
+    """px of plot a measured canvas leaves right of the position labels (the figure's side
+    margins, the widest label, the rotated axis title)."""
+    label = max(text_width(text, font_size - 2) for text in (*labels[0], *labels[1]))
+    return (canvas.width or 0) - 20 - label - font_size * 1.6
 
 
 compare_figure = as_figure(compare_spec)  # compare_chart(...).spec.figure()
@@ -278,10 +324,12 @@ class _StackedGrid:
     small gap, the second text's panel and its dimension ticks; px from the top, as paper
     fractions for Plotly."""
 
-    def __init__(self, rows: int, font_size: int) -> None:
+    def __init__(self, rows: int, font_size: int, *, title_lines: int = 2) -> None:
         self.toolbar = float(TOOLBAR_ROOM)  # a phone shows Plotly's toolbar all the time
-        self.title = font_size * 1.3 * 2 + 12  # the title's line and its verdict
-        self.panel_px = max(70.0, 22.0 * rows)
+        self.title = font_size * 1.3 * title_lines + 12  # the title's lines and its verdict's
+        # Every row labelled, its tick labels (font_size - 2) apart as on every measured chart.
+        row = max(22, math.ceil(MEASURED_ROW_PITCH * (font_size - 2)) + 1)
+        self.panel_px = max(70.0, float(row * rows))
         self.gap = 10.0
         self.ticks = font_size * 3 + 24  # tick labels, the "dimension" title and air
         self.group = self.title + 2 * self.panel_px + self.gap + self.ticks
