@@ -28,7 +28,8 @@ from posviz.embeddings import SeededEmbeddings
 from posviz.lesson.repeats import lesson_sentence, similarity_sentence
 from posviz.pipeline import WindowEmbeddings, embed_window
 from posviz.plots import Canvas
-from posviz.plots.heatmaps import embeddings_chart, similarity_chart, stacks
+from posviz.plots._layout import arrange
+from posviz.plots.heatmaps import embeddings_chart, similarity_chart
 from posviz.tokenizer import encode
 from posviz.view import build_view
 
@@ -220,7 +221,8 @@ def test_the_similarity_sentence_places_the_panels_as_the_figure_lays_out_its_ro
     drawn = similarity_chart(window, canvas=canvas)
     figure = drawn.spec.figure().to_plotly_json()
     assert panel_places(figure) == ("left", "middle", "right")
-    assert stacks(window, canvas=canvas), "all rows' labels would not fit side by side"
+    every_row = arrange(canvas, lecture=False, count=3, token_texts=window.token_texts)
+    assert every_row.stacked, "all rows' labels would not fit side by side"
     sentence = similarity_sentence(drawn.decisions, markdown=False)
     assert "(left" in sentence
     assert not re.search(r"\b(top|bottom)\b", sentence)

@@ -225,23 +225,6 @@ class SimilarityDecisions:
         return self.facts.tokens[0] if self.groups else None
 
 
-def stacks(
-    window: WindowEmbeddings, *, canvas: Canvas, lecture: bool = False, panels: int = 3
-) -> bool:
-    """Whether :func:`embeddings_figure` and :func:`similarity_figure` stack the panels of
-    ``window`` on ``canvas`` (the words beside them then say "top", not "left").
-
-    >>> from posviz.embeddings import SeededEmbeddings
-    >>> from posviz.pipeline import embed_window
-    >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 5], context_length=4)
-    >>> stacks(w, canvas=Canvas(width=358, window_width=390, window_height=844))
-    True
-    >>> stacks(w, canvas=Canvas())  # the command line's figures: side by side
-    False
-    """
-    return arrange(canvas, lecture=lecture, count=panels, token_texts=window.token_texts).stacked
-
-
 def embeddings_chart(
     window: WindowEmbeddings,
     *,
