@@ -16,7 +16,9 @@ Debian's headless Chromium (Playwright, no ``playwright install``), one screen s
 * similarity.png: the Similarity tab at 1280 x 800, the whole page;
 * geometry.png: the Geometry tab's chart at 1280 x 800, the sinusoidal table (T = 64, d = 64)
   beside the book's random init;
-* distance.png: the Distance & length tab's chart at 1280 x 800 (T = 64, 16 positions past it).
+* distance.png: the Distance & length tab's chart at 1280 x 800 (T = 64, 16 positions past it);
+* training.png: the Training tab at 1280 x 800, the small-init run at step 600, the tab's
+  controls, sentence and chart.
 
 A whole page is taken by making the window as tall as Streamlit's main section (it scrolls
 inside that section). Waits are for page conditions, never for time.
@@ -161,6 +163,25 @@ def distance_view(page: Any, url: str) -> Path:
     return shape_chart(page, url, query, "distance", "come from the formulas")
 
 
+def training_view(page: Any, url: str) -> Path:
+    page.goto(f"{url}/?tab=training&train_step=600")
+    marker = "After 600 steps neighbouring positions"
+    selector = ".st-key-training .js-plotly-plot"
+    page.wait_for_function(SHAPE_DRAWN, arg=[selector, ["scene"]], timeout=TIMEOUT)
+    page.wait_for_function(IDLE, arg=marker, timeout=TIMEOUT)
+    page.mouse.move(0, 0)
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": int(page.evaluate(CONTENT_HEIGHT))})
+    page.wait_for_function(SHAPE_DRAWN, arg=[selector, ["scene"]], timeout=TIMEOUT)
+    page.wait_for_function(IDLE, arg=marker, timeout=TIMEOUT)
+    path = DOCS / "training.png"
+    page.locator('[role="tabpanel"]:visible').first.screenshot(path=str(path), type="png")
+    page.set_viewport_size(size)
+    if path.stat().st_size > MAX_BYTES:
+        raise SystemExit(f"{path} is {path.stat().st_size:,} bytes; keep it under {MAX_BYTES:,}")
+    return path
+
+
 # Each picture: how it is taken, the window (CSS px), and whether the browser is a phone.
 SHOTS: tuple[tuple[Callable[[Any, str], Path], int, int, bool], ...] = (
     (lecture_view, 1920, 1080, False),
@@ -171,6 +192,7 @@ SHOTS: tuple[tuple[Callable[[Any, str], Path], int, int, bool], ...] = (
     (similarity_view, 1280, 800, False),
     (geometry_view, 1280, 800, False),
     (distance_view, 1280, 800, False),
+    (training_view, 1280, 800, False),
 )
 
 
