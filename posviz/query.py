@@ -72,6 +72,7 @@ TABS: Final = (
     "geometry",
     "distance",
     "word-order",
+    "attention",
     "training",
     "code",
     "download",

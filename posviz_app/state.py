@@ -64,6 +64,9 @@ WEIGHTS: Final = "weights"
 CAUSAL: Final = "causal"
 RUN: Final = "run"  # the Training tab's run
 TRAIN_STEP: Final = "train_step"  # ... and its step
+HEADS: Final = "heads"  # the Attention tab's heads H, head K and shift M
+HEAD: Final = "head"
+SHIFT: Final = "shift"
 # Other widgets.
 PRESET: Final = "preset"  # the example menu (a derived key: see derived_key)
 SEED_BOX: Final = "seed_box"  # the seed as typed (a derived key)

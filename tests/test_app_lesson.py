@@ -274,10 +274,13 @@ LECTURE = [
     ("13. The shape of the positions", "geometry", None, None, "answer"),
     ("14. Distance and length", None, None, None, "question"),
     ("15. Distance and length", "distance", None, None, "answer"),
-    ("16. Watch a positional table learn", "training", None, None, "question"),  # issue 26
-    ("17. Watch a positional table learn", "training", None, None, "answer"),
-    ("18. Which table moves?", ("training_small", "training_default"), None, None, "question"),
-    ("19. Which table moves?", ("training_small", "training_default"), None, None, "answer"),
+    ("16. Positions inside attention", "attention", None, None, None),  # issue 25
+    ("17. The shift test", "attention", None, None, "question"),
+    ("18. The shift test", "attention", None, None, "answer"),
+    ("19. Watch a positional table learn", "training", None, None, "question"),  # issue 26
+    ("20. Watch a positional table learn", "training", None, None, "answer"),
+    ("21. Which table moves?", ("training_small", "training_default"), None, None, "question"),
+    ("22. Which table moves?", ("training_small", "training_default"), None, None, "answer"),
 ]
 
 

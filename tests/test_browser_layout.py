@@ -34,13 +34,15 @@ pytestmark = pytest.mark.browser
 
 LOAD_TIMEOUT = 180_000  # ms: the server's first run imports torch (on a busy machine)
 CHART = ".st-key-embeddings .js-plotly-plot"
+ATTENTION = ".st-key-attention .js-plotly-plot"
 SIMILARITY = ".st-key-similarity .js-plotly-plot"
 COMPARE = ".st-key-compare .js-plotly-plot"
 STEP_TITLES = (
     "1. Text", "2. Token IDs", "3. Token embeddings", "4. Token embeddings", "5. Positional",
     "6. Input", "7. Input", "8. Similarity", "9. Similarity", "10. Word order", "11. Word order",
-    "12. The shape", "13. The shape", "14. Distance", "15. Distance", "16. Watch",
-    "17. Watch", "18. Which table", "19. Which table",
+    "12. The shape", "13. The shape", "14. Distance", "15. Distance",
+    "16. Positions inside attention", "17. The shift test", "18. The shift test", "19. Watch",
+    "20. Watch", "21. Which table", "22. Which table",
 )  # fmt: skip
 # The chart each lecture slide draws, and its heatmap layers (None: no chart).
 STEP_CHARTS = (
@@ -48,6 +50,7 @@ STEP_CHARTS = (
     (".st-key-embeddings", 2), (".st-key-embeddings", 2), (".st-key-embeddings", 3),
     (".st-key-similarity", 3), (".st-key-similarity", 3), (None, 0), (".st-key-compare", 8),
     (None, 0), (".st-key-geometry", 0), (None, 0), (".st-key-distance", 0),
+    (".st-key-attention", 4), (".st-key-attention", 4), (".st-key-attention", 4),
     (".st-key-training", 1), (".st-key-training", 1), (".st-key-training_small", 1),
     (".st-key-training_small", 1),
 )  # fmt: skip
@@ -138,7 +141,7 @@ IDLE = """() => !!document.querySelector('.posviz-nav-back')
 
 
 def wait_step(page: Any, number: int) -> None:
-    """Until slide ``number`` (1-15) is on the page and its chart, if any, is drawn."""
+    """Until slide ``number`` (1-18) is on the page and its chart, if any, is drawn."""
     page.get_by_role("heading", name=STEP_TITLES[number - 1]).wait_for(timeout=LOAD_TIMEOUT)
     page.wait_for_function(IDLE, timeout=LOAD_TIMEOUT)
     chart, layers = STEP_CHARTS[number - 1]
@@ -277,6 +280,25 @@ def test_chart_texts_never_collide(
         page.get_by_role("tab", name="Similarity").click()
         wait_drawn(page, 3, SIMILARITY)
         assert_no_collisions(page, SIMILARITY)
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "phone"),
+    [(1920, 1080, False), (1280, 800, False), (390, 844, True)],
+    ids=["1920x1080", "1280x800", "390x844-phone"],
+)
+def test_the_attention_tab_texts_never_collide(
+    sized: Any, server_url: str, width: int, height: int, phone: bool
+) -> None:
+    """The Attention tab (issue 25): four heatmaps, their colour bars and the bias chart, six
+    heads of ALiBi moved 8 positions, every text apart and inside the chart."""
+    page = sized(width, height, phone=phone)
+    query = {"tab": "attention", "scheme": "alibi", "heads": 6, "head": 5, "shift": 8,
+             "emb_dim": 96}  # fmt: skip
+    page.goto(f"{server_url}/?{urlencode(query)}")
+    wait_drawn(page, 4, ATTENTION)
+    assert_no_collisions(page, ATTENTION)
+    assert page.console_errors == []
 
 
 PANELS = """(s) => Array.from(document.querySelectorAll(s + ' g.hm'),

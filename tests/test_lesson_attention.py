@@ -19,7 +19,7 @@ from reference import (
 
 from posviz.config import Settings
 from posviz.lesson import attention as words
-from posviz.lesson.lecture import ATTENTION_STEPS, STEPS, question_text, slides
+from posviz.lesson.lecture import ATTENTION_STEPS, SLIDES, question_text
 from posviz.plots.attention import attention_chart
 from posviz.scores import AttentionView, build_attention
 from posviz.view import build_view
@@ -184,8 +184,9 @@ def test_every_scheme_has_its_sentences() -> None:
 
 
 def test_the_lecture_asks_then_answers_from_the_numbers() -> None:
-    lecture = slides((*STEPS, *ATTENTION_STEPS))
-    asked, answered = lecture[-2], lecture[-1]
+    asked = next(s for s in SLIDES if s.step.view == "attention" and s.step.question)
+    answered = SLIDES[asked.number]  # the next click
+    assert asked.step in ATTENTION_STEPS and answered.step is asked.step
     assert asked.step.view == answered.step.view == "attention"
     assert (asked.revealed, answered.revealed) == (False, True)
     assert question_text(asked, "rope", None) == (

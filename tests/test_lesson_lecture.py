@@ -44,7 +44,7 @@ def tables() -> SeededEmbeddings:
 def test_the_story_goes_from_text_to_word_order() -> None:
     assert [step.view for step in STEPS] == [
         "text", "tokens", "embeddings", "embeddings", "embeddings", "similarity", "word_order",
-        "geometry", "distance",
+        "geometry", "distance", "attention", "attention",
     ]  # fmt: skip
     assert (*STEPS, *TRAINING_STEPS) == LECTURE, "then a positional table learns"
     assert [step.view for step in TRAINING_STEPS] == ["training", "training"]
@@ -52,12 +52,13 @@ def test_the_story_goes_from_text_to_word_order() -> None:
     asked = [step.title for step in STEPS if step.question is not None]
     assert asked == ["Token embeddings", "Input embeddings = token + position",
                      "Similarity between positions", "Word order",
-                     "The shape of the positions", "Distance and length"]  # fmt: skip
+                     "The shape of the positions", "Distance and length",
+                     "The shift test"]  # fmt: skip
 
 
 def test_a_question_takes_two_clicks_question_first() -> None:
-    assert len(SLIDES) == len(LECTURE) + 8 == STEP_COUNT == 19
-    assert [slide.number for slide in SLIDES] == list(range(1, 20))
+    assert len(SLIDES) == len(LECTURE) + 9 == STEP_COUNT == 22
+    assert [slide.number for slide in SLIDES] == list(range(1, 23))
     for before, after in itertools.pairwise(SLIDES):
         if before.step is after.step:
             assert before.step.question is not None
@@ -75,13 +76,13 @@ def test_a_new_view_adds_steps_as_data() -> None:
     extra = Step("Geometry", "Distances.", view="geometry", question=Question("Near?", "Near?"))
     more = slides((*LECTURE, extra))
     assert len(more) == len(SLIDES) + 2
-    assert more[-1].step.view == "geometry" and more[-2].title == "20. Geometry"
+    assert more[-1].step.view == "geometry" and more[-2].title == "23. Geometry"
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_titles_and_captions_follow_the_scheme(scheme: Scheme) -> None:
     titles = [slide.title_for(scheme) for slide in SLIDES]
-    assert [title.split(". ", 1)[0] for title in titles] == [str(n) for n in range(1, 20)]
+    assert [title.split(". ", 1)[0] for title in titles] == [str(n) for n in range(1, 23)]
     if scheme == "none":
         assert "5. No positional signal" in titles
         assert "6. Input embeddings = token embeddings" in titles

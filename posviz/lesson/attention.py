@@ -138,9 +138,11 @@ def beyond_sentences(view: AttentionView) -> list[str]:
     found: list[str] = []
     last = view.shift_test.last_position
     if view.shift_test.moved and last >= context and scheme in ("sinusoidal", "rope"):
+        first = max(context, view.shift_test.shift)
+        where = f"Position {last} lies" if first == last else f"Positions {first}–{last} lie"
         found.append(
-            f"Positions {max(context, view.shift_test.shift)}–{last} lie past the context "
-            f"length T = {context}: {_NAME[scheme]} computes them by its formula."
+            f"{where} past the context length T = {context}: {_NAME[scheme]} computes "
+            f"{'it' if first == last else 'them'} by its formula."
         )
     if scheme == "alibi":
         far = bias.distances - 1

@@ -2,12 +2,12 @@
 
 A lecture is data: :data:`STEPS`, each :class:`Step` naming the view the stage shows (``view``:
 ``"text"``, ``"tokens"``, ``"embeddings"``, ``"similarity"``, ``"word_order"``, ``"geometry"``,
-``"distance"``; the page draws each view with one function), its title, its narration and,
-where a learner can guess the answer, a :class:`Question`. A step with a question takes two
-clicks: first the question on the unrevealed view (no outlines, the answer's panel not drawn
-yet), then the same view revealed with the answer, computed from the numbers on screen.
-:data:`SLIDES` lists the clicks; links (``?lecture=1&step=N``) and the clicker keys count
-slides from 1.
+``"distance"``, ``"attention"``; the page draws each view with one function), its title, its
+narration and, where a learner can guess the answer, a :class:`Question`. A step with a
+question takes two clicks: first the question on the unrevealed view (no outlines, the answer's
+panel not drawn yet), then the same view revealed with the answer, computed from the numbers
+on screen. :data:`SLIDES` lists the clicks; links (``?lecture=1&step=N``) and the clicker keys
+count slides from 1.
 
 A new view adds its steps by appending :class:`Step` values to :data:`STEPS` (and its drawing
 function to the page's stage views): nothing else here changes.
@@ -15,7 +15,7 @@ function to the page's stage views): nothing else here changes.
 >>> [slide.title for slide in SLIDES][1:5]
 ['2. Token IDs', '3. Token embeddings', '4. Token embeddings', '5. Positional embeddings']
 >>> SLIDES[2].revealed, SLIDES[3].revealed, len(SLIDES)
-(False, True, 19)
+(False, True, 22)
 """
 
 from __future__ import annotations
@@ -100,6 +100,37 @@ class Slide:
     def outlines(self) -> bool:
         """Whether the figure marks the repeated tokens (not while a question is open)."""
         return self.step.question is None or self.revealed
+
+
+# The Attention tab's steps (issue 25), view "attention", the last of STEPS: the question's
+# slide shows the sentence where it is, the answer's the same sentence moved LECTURE_SHIFT
+# positions later (posviz.lesson.attention.shift_answer words it from the numbers).
+_MOVES: Final = f"The sentence moves {LECTURE_SHIFT} positions later."
+ATTENTION_STEPS: Final = (
+    Step(
+        "Positions inside attention",
+        "One head of the book's attention: content part + position part = scores; each row's "
+        "softmax over the keys so far gives the weights.",
+        view="attention",
+    ),
+    Step(
+        "The shift test",
+        "The same sentence at other positions: does attention see where it stands, or only how "
+        "far apart two tokens are?",
+        view="attention",
+        question=Question(
+            f"{_MOVES} Will its attention scores change?",
+            f"{_MOVES} Will its attention scores change?",
+            by_scheme={
+                "learned": f"{_MOVES} Will the learned scheme's attention scores change?",
+                "sinusoidal": f"{_MOVES} Will the sinusoidal scheme's attention scores change?",
+                "rope": f"{_MOVES} Will RoPE's attention scores change?",
+                "alibi": f"{_MOVES} Will ALiBi's attention scores change?",
+                "t5": f"{_MOVES} Will T5's attention scores change?",
+            },
+        ),
+    ),
+)
 
 
 STEPS: Final = (
@@ -232,38 +263,7 @@ STEPS: Final = (
             "Is a position more like its neighbour than like one far away? And past T?",
         ),
     ),
-)
-
-# The Attention tab's steps (issue 25), view "attention": the page draws them once its stage
-# has that view (posviz_app's STAGE_VIEWS); until then they stand apart from STEPS, so no link
-# reaches a slide the page cannot draw. The question's slide shows the sentence where it is,
-# the answer's the same sentence moved LECTURE_SHIFT positions later (posviz.lesson.attention
-# .shift_answer words it from the numbers).
-_MOVES: Final = f"The sentence moves {LECTURE_SHIFT} positions later."
-ATTENTION_STEPS: Final = (
-    Step(
-        "Positions inside attention",
-        "One head of the book's attention: content part + position part = scores; each row's "
-        "softmax over the keys so far gives the weights.",
-        view="attention",
-    ),
-    Step(
-        "The shift test",
-        "The same sentence at other positions: does attention see where it stands, or only how "
-        "far apart two tokens are?",
-        view="attention",
-        question=Question(
-            f"{_MOVES} Will its attention scores change?",
-            f"{_MOVES} Will its attention scores change?",
-            by_scheme={
-                "learned": f"{_MOVES} Will the learned scheme's attention scores change?",
-                "sinusoidal": f"{_MOVES} Will the sinusoidal scheme's attention scores change?",
-                "rope": f"{_MOVES} Will RoPE's attention scores change?",
-                "alibi": f"{_MOVES} Will ALiBi's attention scores change?",
-                "t5": f"{_MOVES} Will T5's attention scores change?",
-            },
-        ),
-    ),
+    *ATTENTION_STEPS,
 )
 
 

@@ -21,7 +21,7 @@ window's cells at each distance, with a band from the smallest to the largest.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, Literal
 
 import numpy as np
@@ -31,8 +31,12 @@ import torch
 from posviz.config import Scheme
 from posviz.plots._figure import Drawn, FigureSpec, as_figure
 from posviz.plots._layout import (
+    CHART_BOTTOM_GAP,
     COLORSCALE_STEPS,
+    MIN_FILL_HEIGHT,
     PLOT_BACKGROUND,
+    ROW_PITCH,
+    SIDE_BY_SIDE_PANEL,
     TABLE_COLOURS,
     TOOLBAR_ROOM,
     UNKNOWN,
@@ -63,7 +67,11 @@ LECTURE_PANEL_HEIGHT: Final = 380
 PANEL_LIMITS: Final = (160, 460)  # px: a measured side-by-side heatmap is square, within these
 BIAS_HEIGHT: Final = 200  # px of the bias chart
 LECTURE_BIAS_HEIGHT: Final = 240
-COLORBAR_BAND: Final = 62  # px under a heatmap's tick labels for its horizontal colour bar
+MIN_BIAS_HEIGHT: Final = 110  # px: the bias chart when a slide's window is short
+LEAST_BIAS_HEIGHT: Final = 60  # px: ... and when the heatmaps need that room too
+MIN_PANEL: Final = 120  # px: the heatmaps when a slide's window is short
+COLORBAR_THICKNESS: Final = 12  # px of a heatmap's horizontal colour bar (under its labels)
+PANEL_GAP: Final = 0.035  # side by side: the gap between two heatmaps, a fraction of the plot
 OTHER_HEADS: Final = "#b8b8b8"  # the heads not shown, in the bias chart
 # The Geometry and Distance figures' colour of each scheme, and two more of Okabe & Ito's.
 SCHEME_COLOURS: Final[dict[str, str]] = {**TABLE_COLOURS, "alibi": "#D55E00", "t5": "#56B4E9"}
@@ -95,6 +103,8 @@ class AttentionDecisions:
     hover: Literal["all", "own"]  # hover shows all four numbers of a cell, or its panel's
     start: int  # the position of the window's first token, as drawn
     formula: bool  # the bias chart shows ALiBi's or T5's formula for every head
+    fills: bool = False  # a slide laid out to exactly the window's height below the chart's top
+    bias_chart: bool = True  # the bias against distance is drawn under the heatmaps
 
     @property
     def reduced(self) -> bool:
@@ -150,13 +160,22 @@ class _Ticks:
     width: float  # px of the widest short label
 
 
-def _ticks(positions: list[int], texts: list[str], *, font_size: int, length: float) -> _Ticks:
+def _ticks(
+    positions: list[int],
+    texts: list[str],
+    *,
+    font_size: int,
+    length: float,
+    numbers: bool = False,
+) -> _Ticks:
     """``position · token`` for every drawn row (positions as the window stands), and the
-    evenly spaced ones that fit ``length`` px of axis, labelled."""
+    evenly spaced ones that fit ``length`` px of axis, labelled (``numbers``: with their
+    positions alone, upright labels spaced by their width, as a slide's columns are)."""
     categories = [f"{p} · {for_plotly(t)}" for p, t in zip(positions, texts, strict=True)]
-    every = max(1, math.ceil(len(positions) / max_labels(length, font_size)))
+    pitch = len(str(positions[-1])) * 0.62 + 1.2 if numbers else ROW_PITCH
+    every = max(1, math.ceil(len(positions) / max_labels(length, font_size, pitch=pitch)))
     chosen = range(0, len(positions), every)
-    shorts = [short_label(positions[i], texts[i]) for i in chosen]
+    shorts = [str(positions[i]) if numbers else short_label(positions[i], texts[i]) for i in chosen]
     width = max((text_width(label, font_size) for label in shorts), default=0.0)
     return _Ticks(
         categories, [categories[i] for i in chosen], [for_plotly(s) for s in shorts], width
@@ -185,12 +204,35 @@ def weight_cap(weights: np.ndarray) -> float:
     return high if 0 < high < largest / 2 else max(largest, 1e-12)
 
 
+def bar_step(limit: float, *, sequential: bool, length: float, font_size: int) -> float | None:
+    """A round tick step for a colour bar from ``-limit`` (0 if ``sequential``) to ``limit``
+    whose labels fit side by side in ``length`` px: 3 to 5 ticks, fewer on a short bar.
+
+    >>> bar_step(0.5, sequential=False, length=400, font_size=15)
+    0.25
+    >>> bar_step(0.5, sequential=False, length=200, font_size=22)
+    0.5
+    """
+    step = colorbar_step(limit)
+    while step is not None:
+        ticks = int(limit / step + 1e-9)
+        values = [k * step for k in range(0 if sequential else -ticks, ticks + 1)]
+        labels = [f"{value:g}".replace("-", "−") for value in values]
+        if sum(text_width(label, font_size) + font_size for label in labels) <= length:
+            return step
+        if len(values) <= (2 if sequential else 3):
+            return step
+        step *= 2
+    return None
+
+
 def _colorbar(
     name: str, *, cmin: float, cmax: float, title: str, x: tuple[float, float], y: float,
-    sizes: TypeSizes, sequential: bool,
+    sizes: TypeSizes, sequential: bool, length: float,
 ) -> dict[str, object]:  # fmt: skip
     """A horizontal colour bar under a heatmap (``x``: its span as a fraction of the plot's
-    width, ``y``: its top as a fraction of the plot's height), 3 to 5 round ticks."""
+    width, ``y``: its top as a fraction of the plot's height, ``length``: its px), with round
+    ticks whose labels fit it."""
     colorbar: dict[str, object] = {
         "orientation": "h",
         "x": (x[0] + x[1]) / 2,
@@ -201,12 +243,17 @@ def _colorbar(
         "yref": "paper",
         "yanchor": "top",
         "ypad": 0,
-        "thickness": 12,
+        "thickness": COLORBAR_THICKNESS,
         "title": {"text": title, "side": "top", "font": {"size": sizes.text}},
         "tickfont": {"size": sizes.text},
         "nticks": 3,
     }
-    step = colorbar_step(cmax if sequential else max(-cmin, cmax))
+    step = bar_step(
+        cmax if sequential else max(-cmin, cmax),
+        sequential=sequential,
+        length=length,
+        font_size=sizes.text,
+    )
     if step is not None:
         colorbar |= {"tickmode": "linear", "tick0": 0.0, "dtick": step}
     axis: dict[str, object] = {
@@ -218,6 +265,22 @@ def _colorbar(
     if not sequential:
         axis["cmid"] = 0.0
     return {name: axis}
+
+
+_LECTURE_TITLES: Final = ("content", "position part", "scores", "weights")
+_BAR_TITLES: Final = ("content", "position", "score", "weight")
+
+
+def _note(view: AttentionView, decisions: AttentionDecisions, *, lecture: bool) -> str:
+    """The line over the panels: which head, where the window stands, what is left out."""
+    start, last = view.shown.start, view.shown.start + view.shown.size - 1
+    where = f"positions {start}–{last}"
+    parts = (
+        f"head {view.head} of {view.heads} (d/H = {view.head_dim} columns)",
+        where if lecture else f"query i (row) and key j (column) at {where}",
+        drawn_note(decisions),
+    )
+    return " · ".join(part for part in parts if part)
 
 
 def _titles(view: AttentionView) -> tuple[str, str, str, str]:
@@ -304,6 +367,15 @@ def _bias_traces(view: AttentionView, axes: tuple[str, str]) -> list[Trace]:
     ]
 
 
+def _panel_width(canvas: Canvas, *, stacked: bool, label_width: float) -> float:
+    """px of one heatmap: a measured canvas less the row labels, shared by four side by side
+    (the colour bars lie under the heatmaps, none at the right); else as posviz assumes."""
+    if canvas.width is None:
+        return 360.0 if stacked else 220.0
+    plot = max(canvas.width - label_width - 10 - 16, 1.0)
+    return plot if stacked else plot * (1 - 3 * PANEL_GAP) / 4
+
+
 def _bias_title(view: AttentionView) -> str:
     scheme = view.settings.scheme
     if scheme == "alibi":
@@ -313,14 +385,175 @@ def _bias_title(view: AttentionView) -> str:
     return f"position part against distance k = i − j, head {view.head}: mean and range over i"
 
 
+@dataclass(frozen=True)
+class _Bands:
+    """The figure's heights in px, top to bottom: the note over the panels, the panels' titles,
+    per row of heatmaps the heatmap, its column labels and its colour bar (one row side by side,
+    four stacked), then the bias chart's title, the chart, its ticks and its legend."""
+
+    note: float
+    title: float
+    panel: float
+    x_ticks: float
+    bar: float
+    bias_title: float  # 0 without the bias chart
+    bias: float  # 0 without the bias chart
+    bottom: float
+    rows: int  # rows of heatmaps: 1 side by side, 4 stacked
+    fills: bool  # laid out to exactly the window's height below the chart's top (a slide)
+
+    @property
+    def per_row(self) -> float:
+        """A heatmap, its column labels and its colour bar."""
+        return self.panel + self.x_ticks + self.bar
+
+    @property
+    def plot(self) -> float:
+        """The plot area: the rows of heatmaps (a title band between two) and the bias chart."""
+        return self.rows * self.per_row + (self.rows - 1) * self.title + self.bias_title + self.bias
+
+
+def _bands(
+    *, lecture: bool, canvas: Canvas, stacked: bool, bias_chart: bool, sizes: TypeSizes,
+    width: float, note: str, titles: list[str], bias_title: str, x_ticks: float,
+) -> _Bands:  # fmt: skip
+    """The heights for the room the chart has (see :class:`_Bands`). A lecture slide side by
+    side that would not fit the window's height below its top gives the bias chart, then the
+    heatmaps, what the window leaves, and then fills it exactly (:attr:`_Bands.fills`)."""
+    if stacked:
+        panel = width if canvas.measured else 320.0
+    elif canvas.measured:
+        panel = min(max(width, PANEL_LIMITS[0]), PANEL_LIMITS[1])
+    else:
+        panel = float(LECTURE_PANEL_HEIGHT if lecture else PANEL_HEIGHT)
+    note_px = (note.count("<br>") + 1) * round(sizes.text * 0.85) * 1.3 + 6
+    title_px = max(title_height(title, "", sizes) for title in titles)
+    bias_title_px = (bias_title.count("<br>") + 1) * sizes.text * 1.3 + 14 if bias_chart else 0.0
+    bias_px = float(LECTURE_BIAS_HEIGHT if lecture else BIAS_HEIGHT) if bias_chart else 0.0
+    legend = 0.0 if lecture else (3 if stacked else 1) * sizes.text * 1.5 + 8
+    bottom = sizes.tick * 1.5 + sizes.text * 1.6 + 10 + legend if bias_chart else 8.0
+    bar = sizes.text * 2.6 + COLORBAR_THICKNESS + 8  # its title, the bar, its tick labels
+    others = note_px + title_px + x_ticks + bar + bias_title_px + bottom
+    fills = False
+    if lecture and not stacked and canvas.height is not None:  # a slide: the window's height
+        available = max(canvas.height - CHART_BOTTOM_GAP, MIN_FILL_HEIGHT)
+        if others + panel + bias_px > available:
+            if bias_chart:  # a third of what is left, at least MIN_BIAS_HEIGHT
+                bias_px = min(bias_px, max(MIN_BIAS_HEIGHT, (available - others) / 3))
+                if available - others - bias_px < MIN_PANEL:  # the heatmaps come first
+                    bias_px = max(available - others - MIN_PANEL, LEAST_BIAS_HEIGHT)
+            fits = available - others - bias_px
+            fills = fits >= MIN_PANEL  # else a page to scroll, as on a phone
+            panel = fits if fills else MIN_PANEL
+    return _Bands(
+        note_px, title_px, panel, x_ticks, bar, bias_title_px, bias_px, bottom,
+        4 if stacked else 1, fills,
+    )  # fmt: skip
+
+
+def _heatmap_axes(
+    index: int, *, bands: _Bands, stacked: bool, columns: _Ticks, rows: _Ticks,
+    sizes: TypeSizes, lecture: bool,
+) -> tuple[dict[str, object], tuple[float, float], tuple[float, float], float]:  # fmt: skip
+    """Heatmap ``index``'s two axes (by layout name), its x and y spans (fractions of the plot
+    area) and where its colour bar's top stands."""
+    suffix = "" if index == 0 else str(index + 1)
+    gap = PANEL_GAP
+    span = (1 - 3 * gap) / 4
+    top_px = index * (bands.per_row + bands.title) if stacked else 0.0
+    x_span = (0.0, 1.0) if stacked else (index * (span + gap), index * (span + gap) + span)
+    plot = bands.plot
+    y_span = (1 - (top_px + bands.panel) / plot, 1 - top_px / plot)
+    axes: dict[str, object] = {
+        f"xaxis{suffix}": {
+            "type": "category",
+            "domain": list(x_span),
+            "anchor": f"y{suffix}",
+            "tickangle": 0 if lecture else -90,  # a slide labels positions only, upright
+            "tickmode": "array",
+            "tickvals": columns.values,
+            "ticktext": columns.texts,
+            "tickfont": {"size": sizes.tick},
+            "ticks": "",
+            "automargin": False,
+            **({} if index == 0 else {"matches": "x"}),
+        },
+        f"yaxis{suffix}": {
+            "type": "category",
+            "autorange": "reversed",
+            "domain": list(y_span),
+            "anchor": f"x{suffix}",
+            "tickmode": "array",
+            "tickvals": rows.values,
+            "ticktext": rows.texts,
+            "tickfont": {"size": sizes.tick},
+            "ticks": "",
+            "automargin": False,
+            "showticklabels": stacked or index == 0,
+            **({} if index == 0 else {"matches": "y"}),
+        },
+    }
+    return axes, x_span, y_span, 1 - (top_px + bands.panel + bands.x_ticks) / plot
+
+
+def _bias_panel(
+    view: AttentionView, *, bands: _Bands, title: str, sizes: TypeSizes
+) -> tuple[dict[str, object], list[Trace], list[dict[str, object]]]:
+    """The bias chart under the heatmaps, the whole width: its layout entries, traces and
+    annotations (its title, its x axis's title, "past T" over the shaded distances)."""
+    context, longest = view.settings.context_length, view.bias.distances
+    top = bands.bias / bands.plot
+    layout: dict[str, object] = {
+        "xaxis5": {
+            "domain": [0.0, 1.0], "anchor": "y5", "range": [-0.5, longest - 0.5],
+            "tickfont": {"size": sizes.tick}, "zeroline": False, "gridcolor": "#e5e5e5",
+            "automargin": False,
+        },
+        "yaxis5": {
+            "domain": [0.0, top], "anchor": "x5", "tickfont": {"size": sizes.tick},
+            "zerolinecolor": "#999999", "gridcolor": "#e5e5e5", "automargin": False,
+        },
+    }  # fmt: skip
+    annotations = [
+        panel_title(title, note="", x=0.5, y=top, font_size=sizes.text),
+        {
+            "text": "distance k = i − j", "x": 0.5, "xref": "paper", "xanchor": "center",
+            "y": 0.0, "yref": "paper", "yanchor": "top", "yshift": -(sizes.tick * 1.5 + 4),
+            "showarrow": False, "font": {"size": sizes.text},
+        },
+    ]  # fmt: skip
+    if longest > context:
+        layout["shapes"] = [
+            {
+                "type": "rect", "xref": "x5", "yref": "y5 domain", "x0": context - 0.5,
+                "x1": longest - 0.5, "y0": 0, "y1": 1, "fillcolor": BEYOND_FILL,
+                "line": {"width": 0}, "layer": "below",
+            }
+        ]  # fmt: skip
+        annotations.append(
+            {
+                "text": f"past T = {context}", "x": longest - 0.5, "xref": "x5",
+                "xanchor": "right", "xshift": -4, "y": 1.0, "yref": "y5 domain",
+                "yanchor": "top", "showarrow": False, "font": {"size": sizes.text},
+            }
+        )  # fmt: skip
+    return layout, _bias_traces(view, ("x5", "y5")), annotations
+
+
 def attention_chart(
-    view: AttentionView, *, lecture: bool = False, canvas: Canvas = UNKNOWN, stacked: bool = False
+    view: AttentionView,
+    *,
+    lecture: bool = False,
+    canvas: Canvas = UNKNOWN,
+    stacked: bool = False,
+    bias_chart: bool = True,
 ) -> Drawn[AttentionDecisions]:
     """The Attention figure of ``view`` and the decisions it took (see the module docstring).
 
     ``canvas``: the room the chart has on the page (narrow: the heatmaps one under the other,
     each as tall as wide); with ``Canvas()``, ``stacked`` stacks them. ``lecture``: projector
-    type sizes.
+    type sizes, short titles, positions alone under the columns, and on a measured canvas the
+    window's height. ``bias_chart``: draw the bias against distance under the heatmaps.
 
     >>> from posviz.config import Settings
     >>> from posviz.scores import build_attention
@@ -346,141 +579,86 @@ def attention_chart(
     positions = [shown.start + int(i) for i in index]
     texts = [view.token_texts[int(i)] for i in index]
     arrangement = arrange(canvas, lecture=lecture, count=4, token_texts=texts, stacked=stacked)
-    sizes, stacked = arrangement.sizes, arrangement.stacked
+    sizes, label_width = arrangement.sizes, arrangement.label_width
+    if canvas.measured:  # side by side while a heatmap keeps its room (no bar at the right)
+        side = _panel_width(canvas, stacked=False, label_width=label_width)
+        stacked = side < SIDE_BY_SIDE_PANEL * canvas.type_scale
     decisions = AttentionDecisions(
-        stacked=stacked,
-        heads=view.heads,
-        head=view.head,
-        tokens=n,
-        step=step,
-        drawn=drawn,
-        hover="all" if every else "own",
-        start=shown.start,
-        formula=view.bias.formula,
-    )
-    # px sizes: a heatmap, its title band, its column labels (upright) and its colour bar
-    width = arrangement.panel_width if canvas.measured else (360.0 if stacked else 220.0)
-    if stacked:
-        panel = width if canvas.measured else 320.0
-    elif canvas.measured:
-        panel = min(max(width, PANEL_LIMITS[0]), PANEL_LIMITS[1])
-    else:
-        panel = float(LECTURE_PANEL_HEIGHT if lecture else PANEL_HEIGHT)
-    titles = [wrap_title(t, width=width, font_size=sizes.title) for t in _titles(view)]
-    # one line over all four panels: which head, where the window stands, what is left out
-    last = shown.start + n - 1
+        stacked=stacked, heads=view.heads, head=view.head, tokens=n, step=step, drawn=drawn,
+        hover="all" if every else "own", start=shown.start, formula=view.bias.formula,
+        bias_chart=bias_chart,
+    )  # fmt: skip
+    width = _panel_width(canvas, stacked=stacked, label_width=label_width)
+    full = width * (1 if stacked else 4)
+    titles = [
+        wrap_title(t, width=width, font_size=sizes.title)
+        for t in (_LECTURE_TITLES if lecture else _titles(view))
+    ]
     note_size = round(sizes.text * 0.85)
-    note = wrap_title(
-        " · ".join(
-            part
-            for part in (
-                f"head {view.head} of {view.heads} (d/H = {view.head_dim} columns)",
-                f"query i (row) and key j (column) at positions {shown.start}–{last}",
-                drawn_note(decisions),
-            )
-            if part
-        ),
-        width=width * (1 if stacked else 4),
-        font_size=note_size,
-    ).replace("<b>", "")
-    note_px = (note.count("<br>") + 1) * note_size * 1.3 + 6
-    title_px = max(title_height(title, "", sizes) for title in titles)
-    columns = _ticks(positions, texts, font_size=sizes.tick, length=width)
-    rows = _ticks(positions, texts, font_size=sizes.tick, length=panel)
-    x_ticks_px = columns.width + sizes.tick + 12  # the widest label, upright
-    bar_px = COLORBAR_BAND * canvas.type_scale
-    bias_title = wrap_title(
-        _bias_title(view), width=width * (1 if stacked else 4), font_size=sizes.text
+    note = wrap_title(_note(view, decisions, lecture=lecture), width=full, font_size=note_size)
+    bias_title = wrap_title(_bias_title(view), width=full, font_size=sizes.text)
+    columns = _ticks(positions, texts, font_size=sizes.tick, length=width, numbers=lecture)
+    # upright positions on a slide: a line of them, and room for the bar's title Plotly sets
+    # a little above the bar; else the widest label, turned
+    x_ticks = (
+        sizes.tick * 1.5 + sizes.text * 0.8 + 8 if lecture else columns.width + sizes.tick + 12
     )
-    bias_title_px = (bias_title.count("<br>") + 1) * sizes.text * 1.3 + 14
-    bias_px = float(LECTURE_BIAS_HEIGHT if lecture else BIAS_HEIGHT)
-    bias_ticks_px = sizes.tick * 1.5 + sizes.text * 1.6 + 10
-    legend_px = (3 if stacked else 1) * sizes.text * 1.5 + 8
-    # top to bottom, in px of the plot area: [title, heatmap, ticks, bar] per row of heatmaps
-    # (4 rows stacked, 1 side by side), then the bias chart's title band and the chart
-    per_band = panel + x_ticks_px + bar_px
-    heat_rows = 4 if stacked else 1
-    plot = heat_rows * per_band + (heat_rows - 1) * title_px + bias_title_px + bias_px
+    bands = _bands(
+        lecture=lecture, canvas=canvas, stacked=stacked, bias_chart=bias_chart, sizes=sizes,
+        width=width, note=note, titles=titles, bias_title=bias_title, x_ticks=x_ticks,
+    )  # fmt: skip
+    decisions = replace(decisions, fills=bands.fills)
+    rows = _ticks(positions, texts, font_size=sizes.tick, length=bands.panel)
     toolbar = TOOLBAR_ROOM if stacked and canvas.measured else 0
-    top, bottom = toolbar + note_px + title_px, bias_ticks_px + legend_px
-    left = rows.width + 10
-    right = 16.0
+    top = toolbar + bands.note + bands.title
     layout: dict[str, object] = {
         "font": {"size": sizes.text},
         "hovermode": "closest",
         "hoverlabel": {"font": {"size": sizes.text}},
         "plot_bgcolor": PLOT_BACKGROUND,
-        "height": round(top + plot + bottom),
-        "margin": {"t": round(top), "b": round(bottom), "l": round(left), "r": round(right)},
-        "annotations": [],
+        "height": round(top + bands.plot + bands.bottom),
+        "margin": {
+            "t": round(top), "b": round(bands.bottom), "l": round(rows.width + 10), "r": 16
+        },
         "shapes": [],
+        "showlegend": not lecture,  # a slide: the shown head is the bold line
         "legend": {
             "orientation": "h", "x": 0.0, "xanchor": "left", "y": 0.0, "yanchor": "bottom",
             "yref": "container", "font": {"size": sizes.text},
         },
     }  # fmt: skip
-    annotations: list[dict[str, object]] = []
+    annotations: list[dict[str, object]] = [
+        {
+            "text": note, "x": 0.5, "xref": "paper", "xanchor": "center", "y": 1.0,
+            "yref": "paper", "yanchor": "bottom", "yshift": bands.title, "showarrow": False,
+            "font": {"size": note_size},
+        }
+    ]  # fmt: skip
     traces: list[Trace] = []
-    gap = 0.035
-    span = (1 - 3 * gap) / 4
-    for panel_index, (matrix, title) in enumerate(zip(matrices, titles, strict=True)):
-        suffix = "" if panel_index == 0 else str(panel_index + 1)
-        if stacked:
-            top_px = panel_index * (per_band + title_px)
-            x_span = (0.0, 1.0)
-        else:
-            top_px = 0.0
-            start = panel_index * (span + gap)
-            x_span = (start, start + span)
-        y_span = (1 - (top_px + panel) / plot, 1 - top_px / plot)
-        layout[f"xaxis{suffix}"] = {
-            "type": "category",
-            "domain": list(x_span),
-            "anchor": f"y{suffix}",
-            "tickangle": -90,
-            "tickmode": "array",
-            "tickvals": columns.values,
-            "ticktext": columns.texts,
-            "tickfont": {"size": sizes.tick},
-            "automargin": False,
-            **({} if panel_index == 0 else {"matches": "x"}),
-        }
-        layout[f"yaxis{suffix}"] = {
-            "type": "category",
-            "autorange": "reversed",
-            "domain": list(y_span),
-            "anchor": f"x{suffix}",
-            "tickmode": "array",
-            "tickvals": rows.values,
-            "ticktext": rows.texts,
-            "tickfont": {"size": sizes.tick},
-            "automargin": False,
-            "showticklabels": stacked or panel_index == 0,
-            **({} if panel_index == 0 else {"matches": "y"}),
-        }
+    for panel, (matrix, title) in enumerate(zip(matrices, titles, strict=True)):
+        axes, x_span, y_span, bar_top = _heatmap_axes(
+            panel, bands=bands, stacked=stacked, columns=columns, rows=rows, sizes=sizes,
+            lecture=lecture,
+        )  # fmt: skip
+        layout |= axes
+        suffix = "" if panel == 0 else str(panel + 1)
+        middle = (x_span[0] + x_span[1]) / 2
         annotations.append(
-            panel_title(
-                title,
-                note="",
-                x=(x_span[0] + x_span[1]) / 2,
-                y=y_span[1],
-                font_size=sizes.title,
-            )
+            panel_title(title, note="", x=middle, y=y_span[1], font_size=sizes.title)
         )
-        sequential = panel_index == 3
+        sequential = panel == 3
         limit = weight_cap(matrix) if sequential else _limit(matrix)
-        bar_top = 1 - (top_px + panel + x_ticks_px) / plot
+        capped = sequential and limit != _limit(matrix)
         layout |= _colorbar(
             f"coloraxis{suffix}",
             cmin=0.0 if sequential else -limit,
             cmax=limit,
-            title=("weight" if limit == _limit(matrix) else f"weight (darkest: ≥ {limit:.2g})")
-            if sequential
-            else ("content", "position", "score")[panel_index],
+            title=f"weight (darkest: ≥ {limit:.2g})" if capped else _BAR_TITLES[panel],
             x=x_span,
             y=bar_top,
             sizes=sizes,
             sequential=sequential,
+            length=width,
         )
         traces.append(
             {
@@ -490,73 +668,18 @@ def attention_chart(
                 "y": rows.categories,
                 "coloraxis": f"coloraxis{suffix}",
                 "hoverongaps": False,
-                "hovertemplate": _hovertemplate(panel_index, every),
+                "hovertemplate": _hovertemplate(panel, every),
                 **({} if customdata is None else {"customdata": customdata}),
                 "xaxis": f"x{suffix}",
                 "yaxis": f"y{suffix}",
-                "name": title.replace("<br>", " "),
+                "name": _titles(view)[panel].replace("<br>", " "),
             }
         )
-    # the bias chart, under the heatmaps, the whole width
-    bias = view.bias
-    context = view.settings.context_length
-    longest = bias.distances
-    layout["xaxis5"] = {
-        "domain": [0.0, 1.0],
-        "anchor": "y5",
-        "range": [-0.5, longest - 0.5],
-        "tickfont": {"size": sizes.tick},
-        "zeroline": False,
-        "gridcolor": "#e5e5e5",
-        "automargin": False,
-    }
-    layout["yaxis5"] = {
-        "domain": [0.0, bias_px / plot],
-        "anchor": "x5",
-        "tickfont": {"size": sizes.tick},
-        "zerolinecolor": "#999999",
-        "gridcolor": "#e5e5e5",
-        "automargin": False,
-    }
-    traces += _bias_traces(view, ("x5", "y5"))
-    annotations.append(
-        panel_title(
-            bias_title,
-            note="",
-            x=0.5,
-            y=bias_px / plot,
-            font_size=sizes.text,
-        )
-    )
-    annotations.append(
-        {
-            "text": "distance k = i − j", "x": 0.5, "xref": "paper", "xanchor": "center",
-            "y": 0.0, "yref": "paper", "yanchor": "top", "yshift": -(sizes.tick * 1.5 + 4),
-            "showarrow": False, "font": {"size": sizes.text},
-        }
-    )  # fmt: skip
-    if longest > context:
-        layout["shapes"] = [
-            {
-                "type": "rect", "xref": "x5", "yref": "y5 domain", "x0": context - 0.5,
-                "x1": longest - 0.5, "y0": 0, "y1": 1, "fillcolor": BEYOND_FILL,
-                "line": {"width": 0}, "layer": "below",
-            }
-        ]  # fmt: skip
-        annotations.append(
-            {
-                "text": f"past T = {context}", "x": longest - 0.5, "xref": "x5",
-                "xanchor": "right", "xshift": -4, "y": 1.0, "yref": "y5 domain",
-                "yanchor": "top", "showarrow": False, "font": {"size": sizes.text},
-            }
-        )  # fmt: skip
-    annotations.append(
-        {
-            "text": note, "x": 0.5, "xref": "paper", "xanchor": "center", "y": 1.0,
-            "yref": "paper", "yanchor": "bottom", "yshift": title_px, "showarrow": False,
-            "font": {"size": note_size},
-        }
-    )  # fmt: skip
+    if bias_chart:
+        entries, lines, said = _bias_panel(view, bands=bands, title=bias_title, sizes=sizes)
+        layout |= entries
+        traces += lines
+        annotations += said
     layout["annotations"] = annotations
     return Drawn(FigureSpec(traces, layout), decisions)
 

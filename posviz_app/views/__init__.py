@@ -17,6 +17,7 @@ from posviz.query import TABS as TAB_NAMES
 from posviz_app.room import Room
 from posviz_app.state import WORD_ORDER_TAB
 from posviz_app.views import (
+    attention,
     code,
     distance,
     download,
@@ -46,6 +47,7 @@ TABS: Final = (
     Tab("geometry", "Geometry", geometry.render),
     Tab("distance", "Distance & length", distance.render),
     Tab("word-order", WORD_ORDER_TAB, word_order.render),
+    Tab("attention", "Attention", attention.render),
     Tab("training", "Training", training.render),
     Tab("code", "Show the code", code.render),
     Tab("download", "Download", download.render),
@@ -62,6 +64,7 @@ SLIDE_VIEWS: Final[dict[str, Render]] = {
     "word_order": word_order.render,
     "geometry": geometry.render,
     "distance": distance.render,
+    "attention": attention.render,
     "training": training.render,
 }
 
