@@ -417,6 +417,53 @@ def test_the_training_tab_reads_at_every_size(
     assert page.console_errors == []
 
 
+@pytest.mark.parametrize("phone", [True, False], ids=["phone-user-agent", "desktop-user-agent"])
+@pytest.mark.parametrize("step", [3, 7, 9, 11])
+def test_lecture_slides_read_on_a_phone(
+    sized: Any, server_url: str, step: int, phone: bool
+) -> None:
+    """The class opens the lecturer's link on phones (issue 24): at 390 x 844 the stacked panels
+    get the height they need (the page scrolls), no two chart texts overlap, each panel has
+    room for its rows, and Back / Next and the title stand apart."""
+    page = sized(390, 844, phone=phone)
+    page.goto(f"{server_url}/?lecture=1&step={step}")
+    wait_step(page, step)
+    chart = STEP_CHARTS[step - 1][0]
+    assert chart is not None
+    plot = f"{chart} .js-plotly-plot"
+    assert_no_collisions(page, plot)
+    heights = page.evaluate(PANELS_HIGH, plot)
+    assert heights and min(heights) >= 120, f"squeezed panels: {heights}"
+    nav = [page.locator(f".posviz-nav-{name}").bounding_box() for name in ("back", "next")]
+    title = page.locator(".posviz-nav-title").bounding_box()
+    assert all(box["y"] + box["height"] <= title["y"] + 0.5 for box in nav), (nav, title)
+    assert page.console_errors == []
+
+
+PANELS_HIGH = """(s) => Array.from(
+    document.querySelectorAll(s + ' g.hm, ' + s + ' .cartesianlayer .bg'),
+    g => g.getBoundingClientRect().height).filter(h => h > 0)"""
+FIRST_SCREEN_ROWS = """(s) => Array.from(
+    document.querySelectorAll(s + ' .yaxislayer-above .ytick text'),
+    t => [t.textContent, t.getBoundingClientRect().bottom])"""
+
+
+def test_the_first_screen_of_a_1280x720_page_shows_the_repeated_rows(
+    sized: Any, server_url: str
+) -> None:
+    """At 1280 x 720 the first screen of the page shows the lesson sentence and the rows of
+    the example's repeated token (" rose" at 1, 4 and 7), unscrolled."""
+    page = sized(1280, 720)
+    page.goto(server_url)
+    wait_drawn(page)
+    rows = page.evaluate(FIRST_SCREEN_ROWS, CHART)
+    shown = {label.split(" · ")[0] for label, bottom in rows if bottom <= 720}
+    assert {"1", "4", "7"} <= shown, rows
+    box = page.evaluate(BOX, ".st-key-lesson")
+    assert box is not None and box[1] <= 720, box
+    assert page.evaluate(SCROLL) == [0, 0]
+
+
 def test_words_follow_the_scheme_and_the_example_stays(sized: Any, server_url: str) -> None:
     page = sized(1280, 800)
     page.goto(f"{server_url}/?scheme=none")
