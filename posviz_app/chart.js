@@ -112,13 +112,13 @@ function measure(element) {
   };
 }
 
-// Whether a figure laid out for `canvas` fits what was measured (a chart that does not fill
-// the window does not depend on the height).
-function fits(measured, canvas, fill) {
+// Whether a figure laid out for `canvas` fits what was measured (a chart laid out for the room
+// to the window's bottom, `fitted`, depends on the height too; others only on the width).
+function fits(measured, canvas, fitted) {
   if (!canvas) return false;
   const same = (name) => measured[name] === canvas[name];
   const across = same("width") && same("window_width");
-  return across && (!fill || (same("height") && same("window_height")));
+  return across && (!fitted || (same("height") && same("window_height")));
 }
 
 // Streamlit's theme colours, which the component gets as CSS variables, where the figure sets
@@ -178,7 +178,7 @@ class Chart {
     const payload = this.payload;
     const measured = payload && measure(this.parent);
     if (!measured) return; // not shown: the ResizeObserver calls again when it is
-    const ready = fits(measured, payload.canvas, payload.fill);
+    const ready = fits(measured, payload.canvas, payload.fitted);
     if (!ready) this.report(measured);
     if (payload === this.drawing) {
       this.graph.dataset.fits = String(ready);

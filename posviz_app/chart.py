@@ -56,6 +56,7 @@ The payload (``data`` of the component, bytes)::
               "config": {...},       # Plotly's config (the PNG button's settings)
               "canvas": {...} | None,  # the size the figure was laid out for
               "fill": bool,          # the figure's height follows the window's
+              "fitted": bool,        # laid out for the room to the window's bottom (fill too)
               "fill_room": {"gap": px, "min": px},  # ... down to the window's bottom less gap
               "plotly": {"name": "cartesian",  # the build to draw with (BUILDS)
                          "path": "component/.../plotly-cartesian.min.js?v=4.1.1",
@@ -222,6 +223,7 @@ def show_chart(
     fill: bool = False,
     place: str = "",
     canvas: Canvas | None = None,
+    fitted: bool = False,
 ) -> None:
     """Draw ``figure`` in the chart ``key`` (one Plotly graph for the key's whole life).
 
@@ -230,7 +232,10 @@ def show_chart(
     canvas to one. ``fill``: the figure's height follows the window's (lecture mode), so a
     change of the window's height lays it out again. ``place``: where on the page the chart
     stands, when that changes the room it has (lecture mode's slides put more or less text
-    above it): the room is remembered for each place.
+    above it): the room is remembered for each place. ``fitted``: the figure was laid out for
+    the room down to the window's bottom though it does not fill it (the Embeddings tab keeps
+    the example's rows on the first screen), so a window that changes only its height lays it
+    out again too.
     """
     if canvas is None:
         canvas = chart_canvas(key, place=place)
@@ -238,7 +243,7 @@ def show_chart(
     _serve_plotly()
     _component(
         key=key,
-        data=chart_payload(built, canvas=canvas, fill=fill),
+        data=chart_payload(built, canvas=canvas, fill=fill, fitted=fitted),
         on_size_change=partial(_remember_canvas, key, place),
     )
 
@@ -302,7 +307,7 @@ def _template_json(name: str) -> bytes:
     return str(plotly.io.json.to_json_plotly(plotly.io.templates[name], engine="json")).encode()
 
 
-def chart_payload(figure: Drawable, *, canvas: Canvas, fill: bool) -> bytes:
+def chart_payload(figure: Drawable, *, canvas: Canvas, fill: bool, fitted: bool = False) -> bytes:
     """The bytes the component gets for ``figure`` (the format is in the module docstring).
 
     >>> payload = chart_payload(go.Figure(go.Heatmap(z=np.eye(2, dtype=np.float32))),
@@ -329,6 +334,7 @@ def chart_payload(figure: Drawable, *, canvas: Canvas, fill: bool) -> bytes:
         "config": CHART_CONFIG,
         "canvas": asdict(canvas) if canvas.measured else None,
         "fill": fill,
+        "fitted": fitted or fill,
         "fill_room": {"gap": CHART_BOTTOM_GAP, "min": MIN_FILL_HEIGHT},
         "plotly": builds[0].source() | {"covers": [build.name for build in builds]},
         "buffers": table,

@@ -199,3 +199,28 @@ def test_every_streamlit_name_the_page_style_selects_is_on_the_page(
         "'[data-testid=\"stMainBlockContainer\"]')).paddingTop"
     )
     assert float(padding.removesuffix("px")) <= 16, "lecture mode's stage starts near the top"
+
+
+def test_a_window_made_shorter_lays_the_embeddings_chart_out_again(
+    page: Any, server_url: str
+) -> None:
+    """The Embeddings tab's figure is laid out for the room to the window's bottom (the
+    example's rows on the first screen): a window that changes only its height gets a figure
+    laid out for the new height, not the old one squeezed or cut."""
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(server_url)
+    settle(page)
+    tall = page.evaluate("(s) => document.querySelector(s)._fullLayout.height", CHART)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.wait_for_function(
+        "([s, before]) => { const gd = document.querySelector(s);"
+        " return gd.dataset.fits === 'true' && gd._fullLayout.height < before; }",
+        arg=[CHART, tall],
+        timeout=LOAD_TIMEOUT,
+    )
+    rows = page.evaluate(
+        "(s) => Array.from(document.querySelectorAll(s + ' .yaxislayer-above .ytick text'),"
+        " t => [t.textContent, t.getBoundingClientRect().bottom])",
+        CHART,
+    )
+    assert {label.split(" · ")[0] for label, bottom in rows if bottom <= 720} >= {"1", "4", "7"}

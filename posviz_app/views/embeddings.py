@@ -47,7 +47,7 @@ def _chart(room: Room) -> None:
         decisions = drawn.decisions
         shapes_line(settings, room.view.batch, compact=decisions.stacked or short(canvas))
         keyed_markdown(lesson_sentence(decisions), "lesson")
-        show_chart(drawn.spec, key=KEY, canvas=canvas)
+        show_chart(drawn.spec, key=KEY, canvas=canvas, fitted=True)  # to the window's bottom
         if settings.weights == "gpt2":
             st.markdown(source_caption(state.tables_commit(), len(embeddings.token_ids)))
         else:
