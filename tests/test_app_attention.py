@@ -108,3 +108,18 @@ def test_lecture_asks_then_answers_the_shift(app_test: AppFactory, scheme: str) 
         assert heatmaps(shown)[0]["y"][0].startswith("8 · ")  # type: ignore[index]  # moved
     else:  # 9 tokens at 8 ... 16 do not fit a 16-row table
         assert "**Answer:** It cannot even move that far" in answer
+
+
+def test_a_new_d_fits_the_heads_and_says_so(app_test: AppFactory) -> None:
+    at = app_test({"tab": "attention", "scheme": "rope"})
+    assert_ok(at)
+    at.slider(key="emb_dim").set_value(66).run()  # 4 heads of 66 columns do not exist
+    assert_ok(at)
+    assert (
+        "heads: 4 does not divide emb_dim 66 into equal heads with RoPE's even heads; using 3"
+        in (text_of(at))
+    )
+    # RoPE rotates pairs: of the divisors 1, 2, 3, 6, 11 only those with an even d/H
+    assert at.selectbox(key="heads").options == ["1", "3", "11"]
+    assert at.selectbox(key="heads").value == 3
+    assert "Head 0 of 3: columns 0–21" in text_of(at)
