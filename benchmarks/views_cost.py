@@ -26,7 +26,10 @@ positions, ALiBi with 12 heads, T5) keeps nothing between reruns but the attenti
 the whole rerun of the open tab (Geometry and Distance: the page has no Attention tab yet).
 The Training view (``training`` rows, issue 26): per shipped run, a step shown the first time
 (``cold``) and a step change back to one already shown (``warm``), the run loaded as the app
-keeps it, with GPT-2 stand-in tables beside; the weights column names the run.
+keeps it, with GPT-2 stand-in tables beside; the weights column names the run. And through the
+page (``app`` rows, ``key press`` / ``step change``): the Training tab's step slider moved by
+one snapshot beside a key press on the main view (its window slider moved by one), both at
+the page's defaults: issue 26 asks that the first cost no more than the second.
 The load average is printed with the numbers; nothing here asserts a time.
 """
 
@@ -166,7 +169,7 @@ def app_rows(rows: int, emb_dim: int, reps: int) -> list[list[object]]:
     init only: GPT-2's tables would need the Hub."""
     from streamlit.testing.v1 import AppTest
 
-    import posviz_app.page
+    import posviz_app.caches
     from posviz_app.chart import COMPONENT_NAME as CHART_COMPONENT
 
     found: list[list[object]] = []
@@ -181,7 +184,7 @@ def app_rows(rows: int, emb_dim: int, reps: int) -> list[list[object]]:
             at.text_area(key="text").input(text).run()
             cold, warm, size = [], [], 0
             for rep in range(reps):
-                posviz_app.page.shape_cache().clear()  # nothing computed for these tables yet
+                posviz_app.caches.shape_cache().clear()  # nothing computed for these tables yet
                 start = time.process_time()
                 at.text_area(key="text").input(text.replace("cat", f"cat{rep}")).run()
                 middle = time.process_time()
@@ -200,6 +203,57 @@ def app_rows(rows: int, emb_dim: int, reps: int) -> list[list[object]]:
                 ["app", view, "init", scheme, f"{statistics.median(cold):.1f}",
                  f"{statistics.median(warm):.1f}", f"{size:,}"]
             )  # fmt: skip
+    return found
+
+
+def chart_bytes(at: object) -> int:
+    """The bytes the chart component got in ``at``'s last run (JSON header + raw arrays)."""
+    from posviz_app.chart import COMPONENT_NAME as CHART_COMPONENT
+
+    return sum(
+        len(element.proto.bytes)
+        for element in at.get("bidi_component")  # type: ignore[attr-defined]
+        if element.proto.component_name == CHART_COMPONENT
+    )
+
+
+def key_press_rows(reps: int) -> list[list[object]]:
+    """What a step change of the Training tab costs the server beside a key press on the main
+    view (issue 26: no more), both through the page (AppTest), at the page's defaults: the
+    Embeddings tab's window slider moved by one (a 40-token text, T = 16: a new window), and the
+    Training tab's step slider moved by one snapshot. ``cold``: a window or step not shown
+    before; ``warm``: back to one shown."""
+    from streamlit.testing.v1 import AppTest
+
+    found: list[list[object]] = []
+    text = TEXT * 7  # 7 x 6 tokens: windows 0, 1, 2 at T = 16
+    for view, query, widget, values in (
+        ("embeddings", {"text": text}, "window", (1, 2, 1)),
+        ("training", {"tab": "training", "train_step": "600"}, "train_step", (650, 700, 650)),
+    ):
+        cold, warm, size = [], [], 0
+        for _ in range(reps):
+            at = AppTest.from_file(str(APP), default_timeout=600)
+            for key, value in query.items():
+                at.query_params[key] = str(value)
+            at.run()  # imports, the tables, the run: not measured
+            for value, times in zip(values, (cold, cold, warm), strict=True):
+                control = (
+                    at.slider(key=widget)
+                    if widget == "window"
+                    else next(s for s in at.select_slider if s.key == widget)
+                )
+                start = time.process_time()
+                control.set_value(value).run()
+                times.append((time.process_time() - start) * 1e3)
+                if at.exception or at.error:
+                    raise RuntimeError([e.value for e in (*at.exception, *at.error)])
+            size = chart_bytes(at)
+        found.append(
+            ["app", view, "init" if view == "embeddings" else "small-init",
+             "key press" if view == "embeddings" else "step change",
+             f"{statistics.median(cold):.1f}", f"{statistics.median(warm):.1f}", f"{size:,}"]
+        )  # fmt: skip
     return found
 
 
@@ -253,7 +307,7 @@ def main(argv: list[str] | None = None) -> None:
           f"T = {rows}, d = {emb_dim}, median of {reps}")  # fmt: skip
     found = core_rows(rows, emb_dim, reps) + training_rows(reps)
     if not args.no_app:
-        found += app_rows(rows, emb_dim, reps)
+        found += app_rows(rows, emb_dim, reps) + key_press_rows(reps)
     widths = [max(len(str(cell)) for cell in column) for column in zip(HEADER, *found, strict=True)]
     for line in (HEADER, *found):
         print("  ".join(str(cell).rjust(width) for cell, width in zip(line, widths, strict=True)))
