@@ -17,6 +17,7 @@ Debian's headless Chromium (Playwright, no ``playwright install``), one screen s
 * geometry.png: the Geometry tab's chart at 1280 x 800, the sinusoidal table (T = 64, d = 64)
   beside the book's random init;
 * distance.png: the Distance & length tab's chart at 1280 x 800 (T = 64, 16 positions past it);
+* attention.png: the Attention tab at 1280 x 800, ALiBi, head 0 of 4, moved 8 positions;
 * training.png: the Training tab at 1280 x 800, the small-init run at step 600, the tab's
   controls, sentence and chart.
 
@@ -133,10 +134,22 @@ def phone_view(page: Any, url: str) -> Path:
     return capture(page, "phone.png", LESSON)
 
 
-def shape_chart(page: Any, url: str, query: str, key: str, marker: str) -> Path:
-    """The chart of the Geometry or Distance tab (``key``), once the page shows ``marker``."""
+def shape_chart(
+    page: Any,
+    url: str,
+    query: str,
+    key: str,
+    marker: str,
+    *,
+    scenes: list[str] | None = None,
+    whole_tab: bool = False,
+) -> Path:
+    """Chart ``key`` (the Geometry tab's scenes by default), once the page shows ``marker``,
+    into docs/<key>.png: the chart, or (``whole_tab``) the open tab with its controls and
+    words."""
     page.goto(f"{url}/?{query}")
-    scenes = ["scene", "scene2"] if key == "geometry" else []
+    if scenes is None:
+        scenes = ["scene", "scene2"] if key == "geometry" else []
     selector = f".st-key-{key} .js-plotly-plot"
     page.wait_for_function(SHAPE_DRAWN, arg=[selector, scenes], timeout=TIMEOUT)
     page.wait_for_function(IDLE, arg=marker, timeout=TIMEOUT)
@@ -146,7 +159,12 @@ def shape_chart(page: Any, url: str, query: str, key: str, marker: str) -> Path:
     page.wait_for_function(SHAPE_DRAWN, arg=[selector, scenes], timeout=TIMEOUT)
     page.wait_for_function(IDLE, arg=marker, timeout=TIMEOUT)
     path = DOCS / f"{key}.png"
-    page.locator(f".st-key-{key}").screenshot(path=str(path), type="png")
+    shot = (
+        page.locator('[role="tabpanel"]:visible').first
+        if whole_tab
+        else page.locator(f".st-key-{key}")
+    )
+    shot.screenshot(path=str(path), type="png")
     page.set_viewport_size(size)
     if path.stat().st_size > MAX_BYTES:
         raise SystemExit(f"{path} is {path.stat().st_size:,} bytes; keep it under {MAX_BYTES:,}")
@@ -163,23 +181,15 @@ def distance_view(page: Any, url: str) -> Path:
     return shape_chart(page, url, query, "distance", "come from the formulas")
 
 
+def attention_view(page: Any, url: str) -> Path:
+    query = "tab=attention&scheme=alibi&heads=4&head=0&shift=8"
+    return shape_chart(page, url, query, "attention", "Moved 8 positions later", whole_tab=True)
+
+
 def training_view(page: Any, url: str) -> Path:
-    page.goto(f"{url}/?tab=training&train_step=600")
-    marker = "After 600 steps neighbouring positions"
-    selector = ".st-key-training .js-plotly-plot"
-    page.wait_for_function(SHAPE_DRAWN, arg=[selector, ["scene"]], timeout=TIMEOUT)
-    page.wait_for_function(IDLE, arg=marker, timeout=TIMEOUT)
-    page.mouse.move(0, 0)
-    size = page.viewport_size
-    page.set_viewport_size({"width": size["width"], "height": int(page.evaluate(CONTENT_HEIGHT))})
-    page.wait_for_function(SHAPE_DRAWN, arg=[selector, ["scene"]], timeout=TIMEOUT)
-    page.wait_for_function(IDLE, arg=marker, timeout=TIMEOUT)
-    path = DOCS / "training.png"
-    page.locator('[role="tabpanel"]:visible').first.screenshot(path=str(path), type="png")
-    page.set_viewport_size(size)
-    if path.stat().st_size > MAX_BYTES:
-        raise SystemExit(f"{path} is {path.stat().st_size:,} bytes; keep it under {MAX_BYTES:,}")
-    return path
+    query = "tab=training&train_step=600"
+    marker = "After 600 steps neighbouring"
+    return shape_chart(page, url, query, "training", marker, scenes=["scene"], whole_tab=True)
 
 
 # Each picture: how it is taken, the window (CSS px), and whether the browser is a phone.
@@ -192,6 +202,7 @@ SHOTS: tuple[tuple[Callable[[Any, str], Path], int, int, bool], ...] = (
     (similarity_view, 1280, 800, False),
     (geometry_view, 1280, 800, False),
     (distance_view, 1280, 800, False),
+    (attention_view, 1280, 800, False),
     (training_view, 1280, 800, False),
 )
 
