@@ -23,8 +23,11 @@ Scenarios (issue 8):
   and go with each run, and the post-run garbage collection), wall p50, and VmRSS every 100
   reruns (flat, as in ``steady``).
 * ``cold``: 60 sessions open their own link at the same instant on a fresh server: peak RSS
-  (``VmHWM``) <= 600 MB, first view p95 <= 5 s, 0 errors. Then a client empties every cache
-  (Streamlit's ``clear_cache`` message) and everyone does one more step: still the right numbers.
+  (``VmHWM``) <= 600 MB, first view p95 <= 5 s, 0 errors. A quarter of them open the
+  Attention tab (issue 25: one head of the book's attention, their scores and weights checked
+  against the book's ``MultiHeadAttention`` in tests/reference.py) and move the sentence 8
+  positions, or show another head. Then a client empties every cache (Streamlit's
+  ``clear_cache`` message) and everyone does one more step: still the right numbers.
 * ``explore``: a class exploring freely on one fresh server (issue 17): 8 sessions at once,
   each on its own 25,000-character text at T = 1,024 and d = 768, moving through every scheme,
   d 512 and 768, T 256 and 1,024, windows, a second long text, three seeds shared between them;
@@ -94,9 +97,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from reference import (  # noqa: E402
     SCHEMES,
     View,
+    book_head_attention,
     chart_problems,
     chip_problems,
     chips,
+    decode_array,
     panels,
     token_ids,
     visible_token,
@@ -133,12 +138,23 @@ CAPACITY_WARMUP = 10  # capacity: reruns before measuring (caches, the first gc.
 
 
 @dataclass(frozen=True)
+class Attention:
+    """The Attention tab's settings of a student on it (issue 25): H heads, head K shown, the
+    sentence moved to positions M … M+n-1."""
+
+    heads: int = 4
+    head: int = 0
+    shift: int = 0
+
+
+@dataclass(frozen=True)
 class Step:
     """One interaction: open the link (``key`` None) or set widget ``key`` to ``value``."""
 
     key: str | None
     value: Any
     view: View  # what the app must show afterwards
+    attention: Attention | None = None  # on the Attention tab: what its chart must show
 
 
 def num_windows(view: View) -> int:
@@ -234,8 +250,31 @@ def student_start(index: int, *, shared: bool = False) -> View:
     return replace(view, window=(index // 2) % num_windows(view))
 
 
-def link(view: View) -> dict[str, str]:
-    """The URL query that opens ``view`` (as a student's link would)."""
+ATTENTION_EVERY = 4  # one student in this many is on the Attention tab (issue 25: a quarter)
+ATTENTION_SCHEMES = ("rope", "alibi", "t5", "sinusoidal", "learned", "none")
+
+
+def attention_plan(index: int) -> list[Step]:
+    """Student ``index`` on the Attention tab: open its link (head ``index % 4`` of 4, the
+    sentence where it is), then move the sentence 8 positions later; on the learned scheme,
+    whose table ends at T, show the next head instead. d = 48 splits into 4 heads of 12
+    columns (RoPE rotates pairs)."""
+    start = replace(student_start(index), emb_dim=48)
+    scheme = ATTENTION_SCHEMES[(index // ATTENTION_EVERY) % len(ATTENTION_SCHEMES)]
+    view = replace(start, scheme=scheme)
+    opened = Attention(heads=4, head=index % 4)
+    if scheme == "learned":
+        moved = replace(opened, head=(opened.head + 1) % 4)
+        second = Step("head", str(moved.head), view, moved)
+    else:
+        moved = replace(opened, shift=8)
+        second = Step("shift", 8, view, moved)
+    return [Step(None, None, view, opened), second]
+
+
+def link(view: View, attention: Attention | None = None) -> dict[str, str]:
+    """The URL query that opens ``view`` (as a student's link would), on the Attention tab if
+    ``attention`` says so."""
     query = {
         "text": view.text,
         "context_length": str(view.context_length),
@@ -246,7 +285,48 @@ def link(view: View) -> dict[str, str]:
     }
     if view.stride is not None:
         query["stride"] = str(view.stride)
+    if attention is not None:
+        query |= {
+            "tab": "attention",
+            "heads": str(attention.heads),
+            "head": str(attention.head),
+            "shift": str(attention.shift),
+        }
     return query
+
+
+def attention_problems(figure: dict[str, Any], view: View, attention: Attention) -> list[str]:
+    """How the Attention chart differs from the book's head ``attention.head`` of
+    ``attention.heads`` (tests/reference.py ``book_head_attention``): its scores and weights
+    panels (the third and fourth heatmaps, float32, empty above the diagonal) against the
+    reference's float64 numbers, to float32's precision, and its rows at the positions the
+    sentence was moved to (a relative scheme's scores do not change when it moves: the
+    positions on the axis do)."""
+    ids = window_token_ids(view)
+    scores, weights = book_head_attention(
+        view.scheme, seed=view.seed, emb_dim=view.emb_dim, context_length=view.context_length,
+        token_ids=ids, num_heads=attention.heads, head=attention.head, start=attention.shift,
+    )  # fmt: skip
+    found = []
+    heatmaps = [t for t in figure["data"] if t.get("type") == "heatmap"]
+    for name, index, want in (("scores", 2, scores), ("weights", 3, weights)):
+        if len(heatmaps) <= index:
+            return [f"attention chart with {len(heatmaps)} heatmaps, not 4"]
+        got = decode_array(heatmaps[index]["z"]).astype(np.float64)
+        expected = want.numpy()
+        below = np.tril(np.ones(expected.shape, dtype=bool))
+        if got.shape != expected.shape:
+            found.append(f"{name}: shape {got.shape}, expected {expected.shape}")
+        elif not np.isnan(got[~below]).all():
+            found.append(f"{name}: cells above the diagonal are not empty")
+        elif not np.allclose(got[below], expected[below], rtol=1e-5, atol=1e-6):
+            worst = float(np.abs(got[below] - expected[below]).max())
+            found.append(f"{name}: differs from the reference by up to {worst:.3g}")
+    rows = [str(label).split(" · ", 1)[0] for label in heatmaps[0].get("y", [])]
+    want_rows = [str(attention.shift + p) for p in range(len(ids))]
+    if rows != want_rows:
+        found.append(f"rows at positions {rows[:3]}…, expected {want_rows[:3]}…")
+    return found
 
 
 def widget_change(key: str, value: Any) -> tuple[str, Any]:
@@ -271,6 +351,7 @@ class Record:
     started: float
     finished: float
     reconnect: bool = False
+    attention: Attention | None = None  # on the Attention tab
 
 
 @dataclass
@@ -303,10 +384,10 @@ class Student:
         step = self.plan[self.position]
         started = time.monotonic()
         if step.key is None:
-            run = self.session.open(link(step.view))
+            run = self.session.open(link(step.view, step.attention))
         else:
             run = self.session.change(*widget_change(step.key, step.value))
-        record = Record(step.view, run, started, time.monotonic())
+        record = Record(step.view, run, started, time.monotonic(), attention=step.attention)
         self.records.append(record)
         self.position += 1
         return record
@@ -315,7 +396,8 @@ class Student:
         """Rerun the view on screen (the browser's "Rerun"): the same chart must come back."""
         started = time.monotonic()
         run = self.session.rerun()
-        record = Record(self.view, run, started, time.monotonic())
+        shown = self.plan[max(self.position - 1, 0)].attention
+        record = Record(self.view, run, started, time.monotonic(), attention=shown)
         self.records.append(record)
         return record
 
@@ -381,6 +463,9 @@ def verify(students: Sequence[Student]) -> tuple[int, int, list[str]]:
             found = list(run.errors)
             if run.chart is None:
                 found.append("no chart in this run")
+            elif record.attention is not None:
+                found += attention_problems(run.chart, view, record.attention)
+                found += chip_problems(run.markdown, view)
             else:
                 found += chart_problems(run.chart, view) + chip_problems(run.markdown, view)
             checked += 1
@@ -687,7 +772,10 @@ def cold(ctx: Context) -> None:
     """
     count = ctx.args.sessions_cold
     plans = [  # made before the server starts: nothing between its start and `try` can fail
-        make_plan(student_start(i, shared=i % 2 == 0), 2, STUDENT_MOVES, i) for i in range(count)
+        attention_plan(i)
+        if i % ATTENTION_EVERY == ATTENTION_EVERY - 1
+        else make_plan(student_start(i, shared=i % 2 == 0), 2, STUDENT_MOVES, i)
+        for i in range(count)
     ]
     server = ctx.server("cold")
     students = [Student(server.url, i, plan) for i, plan in enumerate(plans)]

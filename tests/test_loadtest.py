@@ -135,3 +135,54 @@ def test_the_word_order_pair_is_a_reordering_of_the_first_window() -> None:
     second = token_ids(query["compare"])
     assert sorted(first) == sorted(second) and first != second
     assert len(query["text"]) > 24_000
+
+
+ATTENTION_PLANS = {
+    index: loadtest.attention_plan(index)
+    for index in range(loadtest.ATTENTION_EVERY - 1, 60, loadtest.ATTENTION_EVERY)
+}
+
+
+def _attention_figure(view: View, attention: loadtest.Attention) -> dict[str, object]:
+    """The Attention chart the page sends for ``view`` (posviz's own figure, as JSON)."""
+    from posviz.config import Settings
+    from posviz.plots.attention import attention_chart
+    from posviz.scores import build_attention
+    from posviz.view import build_view
+
+    settings = Settings(
+        text=view.text, context_length=view.context_length, emb_dim=view.emb_dim,
+        seed=view.seed, stride=view.stride, window=view.window, scheme=view.scheme,
+        heads=attention.heads, head=attention.head, shift=attention.shift,
+    )  # fmt: skip
+    spec = attention_chart(build_attention(build_view(settings))).spec
+    return {"data": spec.data, "layout": spec.layout}
+
+
+def test_a_quarter_of_the_class_is_on_the_attention_tab_every_scheme() -> None:
+    """The class-hall scenario's attention students (issue 25): every scheme, each opens its
+    link on the Attention tab and then moves the sentence (or, learned, shows another head)."""
+    assert len(ATTENTION_PLANS) == 15  # a quarter of 60
+    assert {plan[0].view.scheme for plan in ATTENTION_PLANS.values()} == set(
+        loadtest.ATTENTION_SCHEMES
+    )
+    for plan in ATTENTION_PLANS.values():
+        opened, moved = plan
+        assert opened.key is None and opened.attention is not None and moved.attention
+        assert loadtest.link(opened.view, opened.attention)["tab"] == "attention"
+        assert moved.attention != opened.attention
+        assert (moved.key == "head") == (opened.view.scheme == "learned")
+
+
+@pytest.mark.parametrize("index", [3, 7, 11, 19])
+def test_the_attention_check_takes_the_right_chart_and_refuses_another(index: int) -> None:
+    opened, moved = ATTENTION_PLANS[index]
+    for step in (opened, moved):
+        assert step.attention is not None
+        figure = _attention_figure(step.view, step.attention)
+        assert loadtest.attention_problems(figure, step.view, step.attention) == []
+    assert opened.attention is not None and moved.attention is not None
+    wrong = _attention_figure(opened.view, opened.attention)
+    assert loadtest.attention_problems(wrong, moved.view, moved.attention) != [], (
+        "the chart before the move must not pass for the chart after it"
+    )
