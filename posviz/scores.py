@@ -315,9 +315,11 @@ def _softmax(scores: torch.Tensor, causal: torch.Tensor) -> torch.Tensor:
     return torch.softmax(scores.masked_fill(causal, -torch.inf), dim=-1)  # [n, n]
 
 
-def _largest_change(a: torch.Tensor, b: torch.Tensor) -> float:
-    """The largest ``|a − b|`` over the cells ``j <= i``."""
-    return float(torch.tril(a - b).abs_().max())
+def _largest_change(a: torch.Tensor, b: torch.Tensor, causal: torch.Tensor) -> float:
+    """The largest ``|a − b|`` over the cells ``j <= i`` (``causal``: the cells ``j > i``);
+    one ``[n, n]`` buffer, changed in place."""
+    change = (a - b).abs_().masked_fill_(causal, 0.0)
+    return float(change.max())
 
 
 def measured_bias(position: torch.Tensor, head: int) -> DistanceBias:
@@ -339,9 +341,10 @@ def measured_bias(position: torch.Tensor, head: int) -> DistanceBias:
     index = torch.arange(n)
     outside = index[None, :] > index[:, None]  # k > i: not a cell of diagonal k
     counts = (n - index).double()  # [n]: cells at distance k
-    mean = by_distance.masked_fill(outside, 0.0).sum(dim=0) / counts
-    low = by_distance.masked_fill(outside, torch.inf).amin(dim=0)
-    high = by_distance.masked_fill(outside, -torch.inf).amax(dim=0)
+    cells = by_distance.masked_fill(outside, 0.0)  # one [n, n] copy, refilled in place
+    mean = cells.sum(dim=0) / counts
+    low = cells.masked_fill_(outside, torch.inf).amin(dim=0)
+    high = cells.masked_fill_(outside, -torch.inf).amax(dim=0)
     return DistanceBias(False, (head,), mean[None], low[None], high[None])
 
 
@@ -391,8 +394,8 @@ def build_attention(
             settings.shift,
             last,
             True,
-            _largest_change(moved, base),
-            _largest_change(moved_weights, base_weights),
+            _largest_change(moved, base, causal),
+            _largest_change(moved_weights, base_weights, causal),
         )
     scheme = settings.scheme
     bias = (
