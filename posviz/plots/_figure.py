@@ -83,6 +83,31 @@ class Drawn(Generic[D]):
     decisions: D
 
 
+def spec_of(chart: Callable[P, Drawn[Any]]) -> Callable[P, FigureSpec]:
+    """The spec builder of ``chart``: the same arguments, the figure's spec without the
+    decisions, named for it (``embeddings_chart`` gives ``embeddings_spec``), for callers that
+    word nothing (the command line, the notebook, the exports).
+
+    >>> def dots_chart(n: int) -> Drawn[int]:
+    ...     "Dots, and how many."
+    ...     return Drawn(FigureSpec([{"type": "scatter", "y": list(range(n))}], {}), n)
+    >>> dots_spec = spec_of(dots_chart)
+    >>> dots_spec.__name__, dots_spec(3).data[0]["y"]
+    ('dots_spec', [0, 1, 2])
+    """
+
+    @wraps(chart)
+    def build(*args: P.args, **kwargs: P.kwargs) -> FigureSpec:
+        return chart(*args, **kwargs).spec
+
+    name = chart.__name__.removesuffix("_chart") + "_spec"
+    build.__name__ = name
+    build.__qualname__ = chart.__qualname__.removesuffix(chart.__name__) + name
+    alone = f"The spec alone; :func:`{chart.__name__}` gives its decisions too."
+    build.__doc__ = f"{chart.__doc__ or ''}\n\n{alone}"
+    return build
+
+
 def as_figure(spec: Callable[P, FigureSpec]) -> Callable[P, go.Figure]:
     """The public builder of ``spec``: the same arguments, the figure as ``go.Figure``, named
     for it (``embeddings_spec`` gives ``embeddings_figure``).

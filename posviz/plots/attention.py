@@ -29,7 +29,7 @@ import plotly.graph_objects as go
 import torch
 
 from posviz.config import Scheme
-from posviz.plots._figure import Drawn, FigureSpec, as_figure
+from posviz.plots._figure import Drawn, FigureSpec, as_figure, spec_of
 from posviz.plots._layout import (
     CHART_BOTTOM_GAP,
     COLORSCALE_STEPS,
@@ -684,11 +684,5 @@ def attention_chart(
     return Drawn(FigureSpec(traces, layout), decisions)
 
 
-def attention_spec(
-    view: AttentionView, *, lecture: bool = False, canvas: Canvas = UNKNOWN, stacked: bool = False
-) -> FigureSpec:
-    """:func:`attention_chart`'s figure, without its decisions."""
-    return attention_chart(view, lecture=lecture, canvas=canvas, stacked=stacked).spec
-
-
+attention_spec = spec_of(attention_chart)
 attention_figure = as_figure(attention_spec)

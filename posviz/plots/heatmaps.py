@@ -32,7 +32,7 @@ import numpy as np
 
 from posviz.config import Scheme
 from posviz.pipeline import WindowEmbeddings
-from posviz.plots._figure import Drawn, FigureSpec, as_figure
+from posviz.plots._figure import Drawn, FigureSpec, as_figure, spec_of
 from posviz.plots._identity import Identity, cell_outlines, identity, row_outlines
 from posviz.plots._layout import (
     UNKNOWN,
@@ -388,33 +388,6 @@ def embeddings_chart(
     return Drawn(FigureSpec(traces, layout), decisions)
 
 
-def embeddings_spec(
-    window: WindowEmbeddings,
-    *,
-    lecture: bool = False,
-    panels: int = 3,
-    stacked: bool = False,
-    outlines: bool = True,
-    canvas: Canvas = UNKNOWN,
-    facts: RepeatFacts | None = None,
-    max_cells: int = MAX_CELLS,
-    hover_cells: int = HOVER_CELLS,
-) -> FigureSpec:
-    """The figure of :func:`embeddings_chart`, without its decisions (the command line, the
-    notebook and the exports).
-
-    >>> from posviz.embeddings import SeededEmbeddings
-    >>> from posviz.pipeline import embed_window
-    >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 5], context_length=4)
-    >>> [trace.type for trace in embeddings_figure(w).data]
-    ['heatmap', 'heatmap', 'heatmap']
-    """
-    return embeddings_chart(
-        window, lecture=lecture, panels=panels, stacked=stacked, outlines=outlines,
-        canvas=canvas, facts=facts, max_cells=max_cells, hover_cells=hover_cells,
-    ).spec  # fmt: skip
-
-
 def similarity_chart(
     window: WindowEmbeddings,
     *,
@@ -543,30 +516,9 @@ def similarity_chart(
     return Drawn(FigureSpec(traces, layout), decisions)
 
 
-def similarity_spec(
-    window: WindowEmbeddings,
-    *,
-    lecture: bool = False,
-    stacked: bool = False,
-    outlines: bool = True,
-    canvas: Canvas = UNKNOWN,
-    max_positions: int = MAX_POSITIONS,
-) -> FigureSpec:
-    """The figure of :func:`similarity_chart`, without its decisions.
-
-    >>> from posviz.embeddings import SeededEmbeddings
-    >>> from posviz.pipeline import embed_window
-    >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 5], context_length=4)
-    >>> [trace.z.shape for trace in similarity_figure(w).data]
-    [(2, 2), (2, 2), (2, 2)]
-    """
-    return similarity_chart(
-        window, lecture=lecture, stacked=stacked, outlines=outlines, canvas=canvas,
-        max_positions=max_positions,
-    ).spec  # fmt: skip
-
-
+embeddings_spec = spec_of(embeddings_chart)
 embeddings_figure = as_figure(embeddings_spec)
 
 
+similarity_spec = spec_of(similarity_chart)
 similarity_figure = as_figure(similarity_spec)

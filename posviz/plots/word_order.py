@@ -20,7 +20,7 @@ import torch
 
 from posviz.compare import OrderComparison
 from posviz.config import ADDS_TO_INPUT
-from posviz.plots._figure import Drawn, FigureSpec, as_figure
+from posviz.plots._figure import Drawn, FigureSpec, as_figure, spec_of
 from posviz.plots._layout import (
     CHART_BOTTOM_GAP,
     COLORSCALE_STEPS,
@@ -100,13 +100,6 @@ class CompareDecisions:
     def sampled(self) -> bool:
         """Whether the panels draw only every k-th dimension."""
         return len(self.dims) < self.emb_dim
-
-
-def compare_spec(
-    comparison: OrderComparison, *, lecture: bool = False, canvas: Canvas = UNKNOWN
-) -> FigureSpec:
-    """The figure of :func:`compare_chart`, without its decisions."""
-    return compare_chart(comparison, lecture=lecture, canvas=canvas).spec
 
 
 def compare_chart(
@@ -316,6 +309,7 @@ def _plot_width(canvas: Canvas, labels: tuple[list[str], list[str]], font_size: 
     return (canvas.width or 0) - 20 - label - font_size * 1.6
 
 
+compare_spec = spec_of(compare_chart)
 compare_figure = as_figure(compare_spec)  # compare_chart(...).spec.figure()
 
 
