@@ -7,7 +7,7 @@ value (see :func:`posviz_app.state.derived_key`).
 
 from __future__ import annotations
 
-from typing import Final, TypedDict
+from typing import Any, Final, TypedDict
 
 import streamlit as st
 
@@ -70,16 +70,12 @@ def sidebar(*, lecture: bool) -> Settings:
             key=state.SCHEME,
             **fixed_by_gpt2(trained, SCHEME_FIXED),
         )
-        state.keep_within_limit(state.TEXT)  # a client that skipped the browser's box
-        st.text_area(
+        text_box(
+            state.TEXT,
             "Text",
-            key=state.TEXT,
             height=130,
-            on_change=state.cut_to_limit,
-            args=(state.TEXT,),
             help=f"Up to {MAX_TEXT_CHARS:,} characters. `<|endoftext|>` becomes token 50256.",
         )
-        cut_notice(state.TEXT)
         link_note(str(state.get(state.TEXT, "")))
         st.slider(
             "Context length T (rows of the positional table)",
@@ -149,6 +145,16 @@ def seed_box(trained: bool) -> None:
     )
     for notice in state.notices("seed"):
         st.warning(notice.text, icon=notice.icon)
+
+
+def text_box(key: str, label: str, *, height: int, **options: Any) -> None:
+    """A text box for ``key`` that keeps the first ``MAX_TEXT_CHARS`` characters of a longer
+    paste (also from a client that skipped the browser's box) and says so under it."""
+    state.keep_within_limit(key)
+    st.text_area(
+        label, key=key, height=height, on_change=state.cut_to_limit, args=(key,), **options
+    )
+    cut_notice(key)
 
 
 def cut_notice(key: str) -> None:

@@ -28,6 +28,7 @@ from reference import (
     panel_places,
     token_ids,
 )
+from test_browser_page import settle
 
 from benchmarks.texts import long_text
 
@@ -46,16 +47,6 @@ DRAWN_FIGURE = """(selector) => {
     }));
     return {data, layout: JSON.parse(JSON.stringify(gd.layout))};
 }"""
-SETTLED = """(selector) => {
-    const gd = document.querySelector(selector);
-    return !!gd && !!gd._fullLayout && gd.dataset.fits === 'true'
-        && !document.querySelector('[data-stale="true"]')
-        && !document.querySelector('[data-testid="stStatusWidget"]');
-}"""
-
-
-def settle(page: Any, selector: str = CHART) -> None:
-    page.wait_for_function(SETTLED, arg=selector, timeout=LOAD_TIMEOUT)
 
 
 def drawn(page: Any, selector: str = CHART) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from posviz.view import View, build_view, build_word_order
 from posviz_app import state
 from posviz_app.caches import attention_weights
 from posviz_app.chart import chart_canvas, show_chart
-from posviz_app.controls import cut_notice
+from posviz_app.controls import text_box
 from posviz_app.room import Room, ask_or_answer, chart_room, explain, keyed_markdown
 
 KEY: Final = "compare"
@@ -41,17 +41,13 @@ def render(room: Room) -> None:
         "self-attention cannot see order: here is the proof, on your words."
     )
     text_column, options = st.columns([3, 2], vertical_alignment="bottom")
-    state.keep_within_limit(state.COMPARE_TEXT)
-    text_column.text_area(
-        "Second text (compared with the window on screen)",
-        key=state.COMPARE_TEXT,
-        height=80,
-        on_change=state.cut_to_limit,
-        args=(state.COMPARE_TEXT,),
-        persist_state="session",
-    )
     with text_column:
-        cut_notice(state.COMPARE_TEXT)
+        text_box(
+            state.COMPARE_TEXT,
+            "Second text (compared with the window on screen)",
+            height=80,
+            persist_state="session",
+        )
     options.toggle(
         "Causal mask, as GPT",
         help="Each token attends only to itself and the tokens before it (chapter 3.5).",
