@@ -1,0 +1,82 @@
+"""What ``python -m posviz train`` takes to make a shipped run, and whether it wrote the shipped
+file again (issue 26). Run from the repository root::
+
+    python benchmarks/training_time.py            # the small-init run, 1,500 steps
+    python benchmarks/training_time.py --all      # the three shipped runs
+    python benchmarks/training_time.py --docs     # and write the table into docs/performance.md
+
+Each run is the shipped run's own command (``posviz/training/command.py``'s docstring) in a
+fresh Python process, writing to a temporary folder: the wall time of the whole command
+(imports included, as a user waits for it), the CPU time of its process, and whether its file
+equals the shipped one byte for byte (it does on a machine whose CPU runs torch's kernels the
+same way; the run records which). Nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import report  # noqa: E402
+
+RUNS = ROOT / "posviz" / "data" / "runs"
+SHIPPED = {  # name -> the options that made it (posviz/training/command.py)
+    "small-init": ["--init", "small", "--steps", "1500", "--seed", "123"],
+    "default-init": ["--init", "default", "--steps", "1500", "--seed", "123"],
+    "book-settings": ["--init", "default", "--steps", "1500", "--seed", "123", "--book-stride"],
+}
+HEADER = ("run", "command", "wall time", "CPU time", "file equals the shipped one")
+
+
+def train_once(name: str, folder: Path) -> list[str]:
+    """Make run ``name`` with its command into ``folder``; its table row."""
+    out = folder / f"{name}.npz"
+    command = [sys.executable, "-m", "posviz", "train", *SHIPPED[name], "--out", str(out)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, check=True, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    same = filecmp.cmp(out, RUNS / f"{name}.npz", shallow=False)
+    shown = "python -m posviz train " + " ".join(SHIPPED[name])
+    return [name, f"`{shown}`", f"{wall:.1f} s", f"{cpu:.1f} s", "yes" if same else "no"]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Train, print the table, and with ``--docs`` write it into docs/performance.md."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--all", action="store_true", help="the three shipped runs")
+    parser.add_argument("--docs", action="store_true", help="write the table into docs/")
+    args = parser.parse_args(argv)
+    names = list(SHIPPED) if args.all else ["small-init"]
+    started = report.start()
+    print(f"load average: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs")
+    with tempfile.TemporaryDirectory() as folder:
+        rows = [train_once(name, Path(folder)) for name in names]
+    widths = [max(len(str(cell)) for cell in column) for column in zip(HEADER, *rows, strict=True)]
+    for line in (HEADER, *rows):
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True)))
+    if args.docs:
+        command = "python benchmarks/training_time.py " + " ".join(argv or sys.argv[1:])
+        body = (
+            "Each shipped run made again by its own command, in a fresh process (1,500 steps, "
+            f"one torch thread):\n\n{report.table(HEADER, rows)}"
+        )
+        report.write_block(
+            "training_time", body, when=report.stamp(started), command=command.strip()
+        )
+
+
+if __name__ == "__main__":
+    main()
