@@ -197,6 +197,8 @@ def main() -> None:
         )
     top = st.container()  # the page's notices, written once the run knows them
     trained = trained_or_init(from_link=from_link)  # before the widgets: it may change them
+    if in_lecture:
+        state.send_sidebar_values()
     settings = sidebar(lecture=in_lecture)
     with runtime.view_slot():  # at most VIEW_SLOTS views computed at once: bounded memory
         view_page(settings, trained, link_notices=link_notices, top=top)

@@ -19,7 +19,8 @@ derived from the settings, changed between the link's first two runs, the size r
 the old one ("Your own text") and its callback emptied the text boxes. So a widget whose value
 is *derived* from other state gets a key that names that value (:func:`derived_key`): when the
 value changes, the widget is a new one, drawn with it, and an old value from the browser
-belongs to a widget that no longer exists.
+belongs to a widget that no longer exists. (Lecture mode's collapsed sidebar is the one
+exception, where every run sends its widgets' values: :func:`send_sidebar_values`.)
 
 >>> derived_key(PRESET, "A rose is a rose")
 'preset=A rose is a rose'
@@ -99,6 +100,23 @@ def get(key: str, default: Any = None) -> Any:
 def set_values(values: Mapping[str, object]) -> None:
     """Set several keys (in a callback, or before their widgets are drawn)."""
     st.session_state.update(values)
+
+
+def send_sidebar_values() -> None:
+    """In lecture mode, before the sidebar is drawn: have this run send the browser the value of
+    every widget the sidebar keeps (the settings and the lecture toggle).
+
+    Streamlit sends a widget's value only in a run that set it; otherwise the browser keeps the
+    one it has. A collapsed sidebar (lecture mode's) is drawn in the browser late: a clicker
+    press before that asks for a run whose widgets carry no value, the browser then draws them
+    with their defaults (lecture mode off, T = 1, d = 2), and the next request sends those
+    back as the user's changes. Lecture mode's sidebar is not where anyone types, so sending
+    the values every run costs nothing there (a text box being typed in would lose what is not
+    yet sent: the normal page never does this).
+    """
+    for key in (*SETTINGS_KEYS, LECTURE):
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
 
 
 def settings() -> Settings:
