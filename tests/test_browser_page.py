@@ -25,6 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from devtools.server import running_server
 from posviz_app._streamlit import CSS_TEST_IDS
 
 pytestmark = pytest.mark.browser
@@ -72,7 +73,16 @@ def query(page: Any) -> dict[str, list[str]]:
     return parse_qs(urlsplit(page.url).query)
 
 
-def test_three_clicker_presses_in_a_row_move_three_slides(page: Any, server_url: str) -> None:
+def test_three_clicker_presses_in_a_row_move_three_slides(page: Any) -> None:
+    """On a server that has just started (as Community Cloud's after a sleep: its first run
+    imports everything), the first presses come before the browser has drawn the collapsed
+    sidebar: they count, and lecture mode stays on (the browser once drew the sidebar's
+    widgets with their defaults and sent those back: lecture mode off, T = 1, d = 2)."""
+    with running_server() as fresh:
+        three_presses(page, fresh.url)
+
+
+def three_presses(page: Any, server_url: str) -> None:
     page.goto(f"{server_url}/?lecture=1")
     wait_slide(page, 1)
     page.mouse.click(5, 400)  # the focus on the page, as a clicker's window has it
@@ -124,8 +134,8 @@ def test_a_key_in_the_text_box_types_and_does_not_turn_the_slide(
     assert slide_shown(page) == 1
 
 
-@pytest.mark.parametrize("load", range(2))  # it happened in 3 of 6 loads
-@pytest.mark.parametrize("window", ["40", "1"])
+# It happened in 3 of 6 loads: window 40 loads twice.
+@pytest.mark.parametrize(("window", "load"), [("40", 0), ("40", 1), ("1", 0)])
 def test_a_link_to_a_window_the_text_lacks_keeps_the_text_and_says_so(
     page: Any, server_url: str, window: str, load: int
 ) -> None:
@@ -206,8 +216,9 @@ def test_a_window_made_shorter_lays_the_embeddings_chart_out_again(
 ) -> None:
     """The Embeddings tab's figure is laid out for the room to the window's bottom (the
     example's rows on the first screen): a window that changes only its height gets a figure
-    laid out for the new height, not the old one squeezed or cut."""
-    page.set_viewport_size({"width": 1280, "height": 900})
+    laid out for the new height, not the old one squeezed or cut. (It starts from a full-HD
+    height: at 900 px its room is near the figure's least height, which 720 px also gives.)"""
+    page.set_viewport_size({"width": 1280, "height": 1080})
     page.goto(server_url)
     settle(page)
     tall = page.evaluate("(s) => document.querySelector(s)._fullLayout.height", CHART)
