@@ -41,9 +41,10 @@ os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"  # huggingface_hub's user-agent loo
 for _variable in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_TOKEN_PATH", "TRANSFORMERS_OFFLINE"):
     os.environ.pop(_variable, None)
 # Hypothesis keeps no example database, and its other files (a cache of constants) go to the
-# system temp folder: tests write nothing into the working tree.
+# system temp folder: tests write nothing into the working tree. No deadline: a test never
+# times the code (benchmarks/ does), and CI runs the unit tests beside other stages.
 set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "posviz-hypothesis")
-hypothesis_settings.register_profile("posviz", database=None)
+hypothesis_settings.register_profile("posviz", database=None, deadline=None)
 hypothesis_settings.load_profile("posviz")
 
 APP_TIMEOUT = 120  # seconds: the first run imports torch
