@@ -445,25 +445,6 @@ def test_lecture_slides_read_on_a_phone(
 PANELS_HIGH = """(s) => Array.from(
     document.querySelectorAll(s + ' g.hm, ' + s + ' .cartesianlayer .bg'),
     g => g.getBoundingClientRect().height).filter(h => h > 0)"""
-FIRST_SCREEN_ROWS = """(s) => Array.from(
-    document.querySelectorAll(s + ' .yaxislayer-above .ytick text'),
-    t => [t.textContent, t.getBoundingClientRect().bottom])"""
-
-
-def test_the_first_screen_of_a_1280x720_page_shows_the_repeated_rows(
-    sized: Any, server_url: str
-) -> None:
-    """At 1280 x 720 the first screen of the page shows the lesson sentence and the rows of
-    the example's repeated token (" rose" at 1, 4 and 7), unscrolled."""
-    page = sized(1280, 720)
-    page.goto(server_url)
-    wait_drawn(page)
-    rows = page.evaluate(FIRST_SCREEN_ROWS, CHART)
-    shown = {label.split(" · ")[0] for label, bottom in rows if bottom <= 720}
-    assert {"1", "4", "7"} <= shown, rows
-    box = page.evaluate(BOX, ".st-key-lesson")
-    assert box is not None and box[1] <= 720, box
-    assert page.evaluate(SCROLL) == [0, 0]
 
 
 def test_words_follow_the_scheme_and_the_example_stays(sized: Any, server_url: str) -> None:

@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 from test_browser_layout import (  # noqa: F401 (sized: a fixture)
+    BOX,
     PANELS,
+    SCROLL,
     assert_no_collisions,
     sized,
     wait_drawn,
@@ -76,5 +78,8 @@ def test_the_first_screen_at_1280x720_shows_the_repeated_rows(
     for label in ("1 · ␣rose", "4 · ␣rose", "7 · ␣rose"):
         assert label in rows, f"{label} is not labelled: {sorted(rows)}"
         assert rows[label] <= 720, f"{label} is below the first screen: {rows[label]:.0f} px"
+    lesson = page.evaluate(BOX, ".st-key-lesson")  # the sentence that says what to notice
+    assert lesson is not None and lesson[1] <= 720, lesson
+    assert page.evaluate(SCROLL) == [0, 0]
     assert_no_collisions(page, plot)
     assert page.console_errors == []
