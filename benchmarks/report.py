@@ -95,6 +95,16 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     return "\n".join(lines)
 
 
+def print_columns(
+    header: Sequence[str], rows: Sequence[Sequence[object]], *, right: bool = False
+) -> None:
+    """Print ``rows`` under ``header`` as aligned plain-text columns (the terminal's table)."""
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=True)]
+    for line in (header, *rows):
+        cells = zip(line, widths, strict=True)
+        print("  ".join(str(c).rjust(w) if right else str(c).ljust(w) for c, w in cells))
+
+
 def write_block(
     name: str, body: str, *, when: Stamp, command: str, path: Path = PERFORMANCE
 ) -> None:

@@ -64,9 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"load average: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as folder:
         rows = [train_once(name, Path(folder)) for name in names]
-    widths = [max(len(str(cell)) for cell in column) for column in zip(HEADER, *rows, strict=True)]
-    for line in (HEADER, *rows):
-        print("  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True)))
+    report.print_columns(HEADER, rows)
     if args.docs:
         command = "python benchmarks/training_time.py " + " ".join(argv or sys.argv[1:])
         body = (

@@ -308,9 +308,7 @@ def main(argv: list[str] | None = None) -> None:
     found = core_rows(rows, emb_dim, reps) + training_rows(reps)
     if not args.no_app:
         found += app_rows(rows, emb_dim, reps) + key_press_rows(reps)
-    widths = [max(len(str(cell)) for cell in column) for column in zip(HEADER, *found, strict=True)]
-    for line in (HEADER, *found):
-        print("  ".join(str(cell).rjust(width) for cell, width in zip(line, widths, strict=True)))
+    report.print_columns(HEADER, found, right=True)
     if args.docs:
         command = "python benchmarks/views_cost.py " + " ".join(argv or sys.argv[1:])
         body = (
