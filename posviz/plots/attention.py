@@ -53,7 +53,7 @@ from posviz.plots._layout import (
     trace,
     wrap_title,
 )
-from posviz.plots.distance import BEYOND_FILL, _rgba  # the Distance figure's shade and bands
+from posviz.plots.distance import _rgba, beyond_shade  # the Distance figure's bands and shade
 from posviz.scores import AttentionView, masked
 from posviz.token_text import for_plotly
 
@@ -523,13 +523,7 @@ def _bias_panel(
         },
     ]  # fmt: skip
     if longest > context:
-        layout["shapes"] = [
-            {
-                "type": "rect", "xref": "x5", "yref": "y5 domain", "x0": context - 0.5,
-                "x1": longest - 0.5, "y0": 0, "y1": 1, "fillcolor": BEYOND_FILL,
-                "line": {"width": 0}, "layer": "below",
-            }
-        ]  # fmt: skip
+        layout["shapes"] = [beyond_shade(context, longest, xref="x5", yref="y5 domain")]
         annotations.append(
             {
                 "text": f"past T = {context}", "x": longest - 0.5, "xref": "x5",

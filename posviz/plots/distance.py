@@ -34,6 +34,16 @@ LECTURE_PLOT_HEIGHT: Final = 480
 BEYOND_FILL: Final = "rgba(0, 0, 0, 0.07)"  # the shaded distances past the context length
 
 
+def beyond_shade(context: int, longest: int, *, xref: str, yref: str) -> dict[str, object]:
+    """The shade behind the distances past the context length (``context`` ... ``longest - 1``)
+    on the x axis ``xref``, as high as ``yref`` (the Distance figure's and the Attention
+    figure's bias chart's)."""
+    return {
+        "type": "rect", "xref": xref, "yref": yref, "x0": context - 0.5, "x1": longest - 0.5,
+        "y0": 0, "y1": 1, "fillcolor": BEYOND_FILL, "line": {"width": 0}, "layer": "below",
+    }  # fmt: skip
+
+
 def _rgba(colour: str, alpha: float) -> str:
     """``#RRGGBB`` as ``rgba(r, g, b, alpha)``.
 
@@ -201,13 +211,7 @@ def distance_spec(
         ],
     }  # fmt: skip
     if longest > context:
-        layout["shapes"] = [
-            {
-                "type": "rect", "xref": "x", "yref": "paper", "x0": context - 0.5,
-                "x1": longest - 0.5, "y0": 0, "y1": 1, "fillcolor": BEYOND_FILL,
-                "line": {"width": 0}, "layer": "below",
-            }
-        ]  # fmt: skip
+        layout["shapes"] = [beyond_shade(context, longest, xref="x", yref="paper")]
         layout["annotations"] += [  # type: ignore[operator]
             {
                 "text": f"past T = {context}", "x": longest - 0.5, "xref": "x",
