@@ -37,6 +37,7 @@ import plotly.io as pio
 
 P = ParamSpec("P")
 D = TypeVar("D")
+B = TypeVar("B", bound=Callable[..., object])  # a builder being named
 
 
 @cache
@@ -100,12 +101,10 @@ def spec_of(chart: Callable[P, Drawn[Any]]) -> Callable[P, FigureSpec]:
     def build(*args: P.args, **kwargs: P.kwargs) -> FigureSpec:
         return chart(*args, **kwargs).spec
 
-    name = chart.__name__.removesuffix("_chart") + "_spec"
-    build.__name__ = name
-    build.__qualname__ = chart.__qualname__.removesuffix(chart.__name__) + name
-    alone = f"The spec alone; :func:`{chart.__name__}` gives its decisions too."
-    build.__doc__ = f"{chart.__doc__ or ''}\n\n{alone}"
-    return build
+    return _named_for(
+        build, chart, "_chart", "_spec",
+        f"The spec alone; :func:`{chart.__name__}` gives its decisions too.",
+    )  # fmt: skip
 
 
 def as_figure(spec: Callable[P, FigureSpec]) -> Callable[P, go.Figure]:
@@ -124,9 +123,17 @@ def as_figure(spec: Callable[P, FigureSpec]) -> Callable[P, go.Figure]:
     def build(*args: P.args, **kwargs: P.kwargs) -> go.Figure:
         return spec(*args, **kwargs).figure()
 
-    name = spec.__name__.removesuffix("_spec") + "_figure"
+    return _named_for(
+        build, spec, "_spec", "_figure",
+        f"As ``go.Figure``; :func:`{spec.__name__}` gives the spec.",
+    )  # fmt: skip
+
+
+def _named_for(build: B, source: Callable[..., object], old: str, new: str, note: str) -> B:
+    """``build`` named as ``source`` with its suffix ``old`` turned to ``new``, and documented
+    as ``source`` is, with ``note`` after."""
+    name = source.__name__.removesuffix(old) + new
     build.__name__ = name
-    build.__qualname__ = spec.__qualname__.removesuffix(spec.__name__) + name
-    returns = f"As ``go.Figure``; :func:`{spec.__name__}` gives the spec."
-    build.__doc__ = f"{spec.__doc__ or ''}\n\n{returns}"
+    build.__qualname__ = source.__qualname__.removesuffix(source.__name__) + name
+    build.__doc__ = f"{source.__doc__ or ''}\n\n{note}"
     return build
