@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import platform
 import re
 import zipfile
 from pathlib import Path
@@ -293,6 +294,19 @@ def test_a_run_file_round_trips_and_its_bytes_are_the_runs(tiny_run, tmp_path: P
     assert meta["command"] == ["posviz", "train", *tiny_run.config.arguments()]
     assert (meta["torch"], meta["cpu"]) == (torch.__version__, tiny_run.cpu)
     assert tiny_run.same_machine
+
+
+def test_a_run_records_the_kernels_and_the_cpu_vendor_that_trained_it(tiny_run) -> None:  # type: ignore[no-untyped-def]
+    """An Intel and an AMD CPU both on AVX512 give other bits (seen): the run names both."""
+    vendors = [
+        line.split(":", 1)[1].strip()
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines()
+        if line.startswith("vendor_id")
+    ]
+    kernels = str(torch.backends.cpu.get_cpu_capability())
+    assert tiny_run.cpu == f"{kernels} {vendors[0] if vendors else platform.machine()}"
+    other = dataclasses.replace(tiny_run, cpu=f"{kernels} SomeOtherVendor")
+    assert not other.same_machine
 
 
 def _rewrite(path: Path, **arrays: np.ndarray) -> None:
