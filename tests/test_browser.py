@@ -111,3 +111,23 @@ def test_moving_the_context_length_slider_changes_the_rows(page: Any, server_url
     assert drawn(page) == [["heatmap", 1, 64]] * 3
     page.wait_for_selector(".st-key-window input[type=range]", timeout=LOAD_TIMEOUT)
     assert page.console_errors == []
+
+
+def test_each_test_page_starts_with_nothing_stored(device_pages: Any, server_url: str) -> None:
+    """The pages share their context's caches (conftest.py's DevicePages), never what a page
+    stored: Streamlit keeps the sidebar's width and state in localStorage."""
+    health = f"{server_url}/_stcore/health"  # an origin of the server's, without the app
+    first = device_pages.open(390, 844)
+    first.goto(health)
+    first.evaluate(
+        "() => { localStorage.setItem('sidebarWidth', '500'); document.cookie = 'a=1'; }"
+    )
+    device_pages.close(first)
+    second = device_pages.open(390, 844)
+    try:
+        second.goto(health)
+        stored, cookies = second.evaluate("() => [localStorage.length, document.cookie]")
+        assert stored == 0 and "a=1" not in cookies.split("; "), (stored, cookies)
+        assert first.is_closed() and second.context == first.context, "one context, two pages"
+    finally:
+        device_pages.close(second)

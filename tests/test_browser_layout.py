@@ -22,13 +22,10 @@ are for selectors and page conditions, never for time; nothing is timed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-
-from devtools.chromium import PHONE_CONTEXT
 
 pytestmark = pytest.mark.browser
 
@@ -106,27 +103,6 @@ SCROLL = """() => {
     const main = document.querySelector('[data-testid="stMain"]');
     return [window.scrollY, main ? main.scrollTop : 0];
 }"""
-
-
-@pytest.fixture
-def sized(browser: Any) -> Iterator[Any]:
-    """``sized(width, height, phone=False)`` -> a fresh page of that size (CSS px)."""
-    contexts: list[Any] = []
-
-    def make(width: int, height: int, *, phone: bool = False) -> Any:
-        options: dict[str, object] = {"viewport": {"width": width, "height": height}}
-        if phone:
-            options |= PHONE_CONTEXT
-        context = browser.new_context(**options)
-        contexts.append(context)
-        page = context.new_page()
-        page.console_errors = []
-        page.on("pageerror", lambda error: page.console_errors.append(str(error)))
-        return page
-
-    yield make
-    for context in contexts:
-        context.close()
 
 
 def wait_drawn(page: Any, shown: int = 3, selector: str = CHART) -> None:

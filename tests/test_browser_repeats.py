@@ -22,9 +22,7 @@ from typing import Any
 import pytest
 from reference import repeated_groups
 from test_browser_layout import COLLISIONS, DRAWN, IDLE, LOAD_TIMEOUT
-from test_browser_layout import sized as sized  # the fixture: a page of a given size
 
-from devtools.chromium import PHONE_CONTEXT
 from posviz.tokenizer import encode
 
 pytestmark = pytest.mark.browser
@@ -263,20 +261,16 @@ def test_cjk_chips_name_their_character(sized: Any, server_url: str) -> None:
     assert hover_rows[0] == "0 · \\xe6\\x9d", "hover keeps the exact bytes"
 
 
-def test_a_phone_says_top_and_bottom(browser: Any, server_url: str) -> None:
-    context = browser.new_context(viewport={"width": 390, "height": 844}, **PHONE_CONTEXT)
-    try:
-        page = context.new_page()
-        page.goto(server_url)
-        wait_drawn(page, EMBEDDINGS, 3)
-        text = page.locator(".st-key-lesson").inner_text()
-        assert "(token panel, top:" in text and "(input panel, bottom:" in text
-        for word in ("left", "right"):
-            assert word not in text.split(), text
-        page.get_by_role("tab", name="Similarity").click()
-        wait_drawn(page, SIMILARITY, 3)
-        wait_idle_text(page, "read 1.000 in the token panel (top)")
-        text = page.locator(".st-key-lesson").inner_text()
-        assert "(bottom)" in text and "left" not in text and "right" not in text
-    finally:
-        context.close()
+def test_a_phone_says_top_and_bottom(sized: Any, server_url: str) -> None:
+    page = sized(390, 844, phone=True)
+    page.goto(server_url)
+    wait_drawn(page, EMBEDDINGS, 3)
+    text = page.locator(".st-key-lesson").inner_text()
+    assert "(token panel, top:" in text and "(input panel, bottom:" in text
+    for word in ("left", "right"):
+        assert word not in text.split(), text
+    page.get_by_role("tab", name="Similarity").click()
+    wait_drawn(page, SIMILARITY, 3)
+    wait_idle_text(page, "read 1.000 in the token panel (top)")
+    text = page.locator(".st-key-lesson").inner_text()
+    assert "(bottom)" in text and "left" not in text and "right" not in text

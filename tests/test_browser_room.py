@@ -13,12 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_browser_layout import (  # noqa: F401 (sized: a fixture)
+from test_browser_layout import (
     BOX,
     PANELS,
     SCROLL,
     assert_no_collisions,
-    sized,
     wait_drawn,
     wait_step,
 )
@@ -40,7 +39,7 @@ ROW_BOTTOMS = """(selector) => Object.fromEntries(Array.from(
 @pytest.mark.parametrize("phone", [True, False], ids=["phone", "desktop-user-agent"])
 @pytest.mark.parametrize("step", sorted(SLIDE_CHARTS), ids=lambda n: f"slide-{n}")
 def test_lecture_slides_on_a_phone_take_the_room_their_panels_need(
-    sized: Any,  # noqa: F811
+    sized: Any,
     server_url: str,
     step: int,
     phone: bool,
@@ -67,7 +66,7 @@ def test_lecture_slides_on_a_phone_take_the_room_their_panels_need(
 
 
 def test_the_first_screen_at_1280x720_shows_the_repeated_rows(
-    sized: Any,  # noqa: F811
+    sized: Any,
     server_url: str,
 ) -> None:
     page = sized(1280, 720)

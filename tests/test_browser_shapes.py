@@ -9,10 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_browser_layout import COLLISIONS, LOAD_TIMEOUT, sized
+from test_browser_layout import COLLISIONS, LOAD_TIMEOUT
 
 pytestmark = pytest.mark.browser
-__all__ = ["sized"]  # the fixture, shared with the layout tests
 
 GEOMETRY = ".st-key-geometry .js-plotly-plot"
 DISTANCE = ".st-key-distance .js-plotly-plot"
