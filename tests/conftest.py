@@ -118,27 +118,21 @@ class DevicePages:
 
     def __init__(self, browser: Any) -> None:
         self.browser = browser
-        self.contexts: dict[bool, Any] = {}
-        self.anchors: dict[bool, Any] = {}  # each context's blank page
-        self.origins: dict[Any, set[str]] = {}
+        self.anchors: dict[bool, Any] = {}  # phone or not -> its context's blank page
 
     def open(self, width: int, height: int, *, phone: bool = False) -> Any:
         """A fresh page of that size (CSS px) that records console errors and dialogs."""
         viewport = {"width": width, "height": height}
-        if phone not in self.contexts:
+        if phone not in self.anchors:
             options: dict[str, object] = {"viewport": viewport}
             if phone:
                 options |= PHONE_CONTEXT
             context = self.browser.new_context(**options)
             self.anchors[phone] = context.new_page()  # about:blank, open until the end
-            self.contexts[phone] = context
-        page = self.contexts[phone].new_page()
+        page = self.anchors[phone].context.new_page()
         page.set_viewport_size(viewport)
-        origins = self.origins[page] = set()
-        page.on(
-            "framenavigated",
-            lambda frame: origins.add(_origin(frame.url)) if _origin(frame.url) else None,
-        )
+        page.origins = set()  # every http(s) origin it visits: close() clears them
+        page.on("framenavigated", lambda frame: page.origins.add(_origin(frame.url)))
         page.console_errors = []
         page.dialogs = []
         page.on(
@@ -158,11 +152,10 @@ class DevicePages:
 
     def close(self, page: Any) -> None:
         """Close ``page`` and forget what it stored: the next test's page starts clean."""
-        origins = self.origins.pop(page, set())
         page.close()
         anchor = next(a for a in self.anchors.values() if a.context == page.context)
         cdp = anchor.context.new_cdp_session(anchor)
-        for origin in sorted(origins):
+        for origin in sorted(page.origins - {""}):
             cdp.send(
                 "Storage.clearDataForOrigin",
                 {"origin": origin, "storageTypes": "cookies,local_storage,indexeddb"},
@@ -170,8 +163,8 @@ class DevicePages:
         cdp.detach()
 
     def close_all(self) -> None:
-        for context in self.contexts.values():
-            context.close()
+        for anchor in self.anchors.values():
+            anchor.context.close()
 
 
 def _origin(url: str) -> str:
