@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from test_browser_layout import wait_drawn
 
 from posviz.plots._identity import MARK_COLOURS
 
@@ -103,6 +104,7 @@ def hover_row(page: Any, row: int, rows: int) -> str:
 def check_page(page: Any, text: str) -> None:
     page.set_viewport_size({"width": 1600, "height": 2400})  # every heatmap row on screen
     page.locator(CHART).first.wait_for(timeout=WAIT)
+    wait_drawn(page)  # laid out again for the new size: a hover before that redraw is lost
     page.locator(".stMarkdownBadge").first.wait_for(timeout=WAIT)
     assert_nothing_injected(page)
 
