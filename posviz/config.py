@@ -68,7 +68,7 @@ class Settings:
     shift: int = 0  # M
     # The Training tab: a run of the book's GPT on The Verdict, at one of its kept steps.
     run: str = "small-init"  # URL ``run=``
-    train_step: int = 1500  # URL ``train_step=`` (``step=`` is lecture mode's slide)
+    train_step: int = 1500  # URL: ``step=`` on the Training tab, else ``train_step=``
 
     @property
     def effective_stride(self) -> int:

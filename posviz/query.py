@@ -20,6 +20,17 @@ False
 >>> read_link({"tab": "geometry"}).tab, query_from_settings(Settings(), tab="distance")
 ('geometry', {'tab': 'distance'})
 
+On the Training tab ``step`` is the training step (``?tab=training&run=small-init&step=600``);
+anywhere else it is lecture mode's slide. ``train_step`` names the training step on any page:
+
+>>> link = read_link({"tab": "training", "run": "small-init", "step": "600"})
+>>> link.lecture, link.settings.train_step, link.tab, link.notices
+(False, 600, 'training', ())
+>>> query_from_settings(replace(Settings(), train_step=600), tab="training")
+{'step': '600', 'tab': 'training'}
+>>> query_from_settings(replace(Settings(), train_step=600), tab="geometry")
+{'train_step': '600', 'tab': 'geometry'}
+
 A text longer than :data:`MAX_TEXT_IN_URL` characters is left out of its link, and the link
 says so (``text_omitted=1``, ``compare_omitted=1``): the page it opens tells the reader that
 the text shown is not the one the link was made from, instead of silently showing another text.
@@ -83,6 +94,11 @@ _KNOWN_KEYS: Final = frozenset(_URL_KEYS.get(f.name, f.name) for f in fields(Set
     "tab",
     *_OMITTED.values(),
 }
+# The Training tab's link names its step ``step`` (the tab's own word for it); every other
+# page, ``train_step`` (``step`` is lecture mode's slide there). A Training tab's link may
+# carry any of these keys.
+TRAINING_TAB: Final = "training"
+TRAINING_LINK_KEYS: Final = ("run", "step", "train_step")
 STEP_COUNT: Final = len(SLIDES)  # lecture mode's slides (clicks), numbered from 1 in links
 _LECTURE_ON: Final = ("1", "true", "on")  # what `lecture=` takes (any case), as the guide says
 _LECTURE_OFF: Final = ("0", "false", "off")
@@ -215,9 +231,19 @@ def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
             f"lecture: {lecture[:40]!r} is not one of {', '.join(_LECTURE_ON + _LECTURE_OFF)}; "
             "lecture mode stays off"
         )
+    tab = None
+    if "tab" in params:
+        raw = _one(params["tab"]).strip().lower()
+        if raw in TABS:
+            tab = raw
+        else:
+            notices.append(f"tab: {raw[:40]!r} is not one of {', '.join(TABS)}; ignored")
     # lecture=0, or a value it does not take: off, whatever step says
     off = "lecture" in params and lecture not in _LECTURE_ON
     step = None
+    if "step" in params and tab == TRAINING_TAB and lecture not in _LECTURE_ON:
+        settings = _training_step(params, settings, notices)
+        params = {key: value for key, value in params.items() if key != "step"}
     if "step" in params and off and lecture in _LECTURE_OFF:
         notices.append(
             f"step: {_one(params['step'])[:40]!r} is a lecture step and lecture=0 turns "
@@ -236,15 +262,22 @@ def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
                 f"{key}: the link was made from a text longer than {MAX_TEXT_IN_URL:,} "
                 "characters, too long for a link; this page shows the default text instead"
             )
-    tab = None
-    if "tab" in params:
-        raw = _one(params["tab"]).strip().lower()
-        if raw in TABS:
-            tab = raw
-        else:
-            notices.append(f"tab: {raw[:40]!r} is not one of {', '.join(TABS)}; ignored")
     on = not off and (lecture in _LECTURE_ON or "step" in params)
     return Link(settings, on, tuple(notices), step if on else None, tab)
+
+
+def _training_step(
+    params: Mapping[str, str | Sequence[str]], settings: Settings, notices: list[str]
+) -> Settings:
+    """The Training tab's link: ``step`` is the training step (over ``train_step``)."""
+    raw = _one(params["step"])
+    number, notice = _parse_int("train_step", raw, settings.train_step)
+    if number is None:
+        notices.append(str(notice).replace("train_step:", "step:", 1))
+        return settings
+    if "train_step" in params and settings.train_step != number:
+        notices.append(f"train_step: the link gives step={number} too; using {number}")
+    return replace(settings, train_step=number)
 
 
 def query_from_settings(
@@ -277,6 +310,8 @@ def query_from_settings(
         if tab not in TABS:
             raise ValueError(f"tab must be one of {', '.join(TABS)}, got {tab!r}")
         params["tab"] = tab
+    if tab == TRAINING_TAB and not lecture and "train_step" in params:
+        params = {("step" if key == "train_step" else key): value for key, value in params.items()}
     return params
 
 

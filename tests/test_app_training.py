@@ -60,7 +60,10 @@ def step_slider(at: AppTest) -> object:
 
 @pytest.mark.parametrize(("run", "step"), [("small-init", 600), ("default-init", 1500)])
 def test_a_link_opens_the_run_at_its_step(app_test: AppFactory, run: str, step: int) -> None:
-    at = ok(app_test({"tab": "training", "run": run, "train_step": str(step)}))
+    """The issue's link, ``?tab=training&run=small-init&step=600``: on the Training tab
+    ``step`` is the training step, not lecture mode's slide."""
+    at = ok(app_test({"tab": "training", "run": run, "step": str(step)}))
+    assert not at.toggle(key="lecture").value, "step= on the Training tab is not a slide"
     assert at.selectbox(key="run").value == run
     assert step_slider(at).value == step
     figure = sent_figures(at)["training"]
@@ -74,13 +77,27 @@ def test_a_link_opens_the_run_at_its_step(app_test: AppFactory, run: str, step: 
     assert f"cosine {neighbours(expected):.2f}" in said, said
     assert f"at step 0 they had {abs(neighbours(start)):.2f}" in said, said
     assert dict(at.query_params).get("run", "small-init") == run
-    assert dict(at.query_params).get("train_step", "1500") == str(step)
+    assert dict(at.query_params).get("step", "1500") == str(step)
+    assert "train_step" not in at.query_params
 
 
 def test_a_step_the_run_did_not_keep_shows_the_nearest(app_test: AppFactory) -> None:
-    at = ok(app_test({"tab": "training", "train_step": "620"}))
+    at = ok(app_test({"tab": "training", "step": "620"}))
     assert step_slider(at).value == 600
-    assert at.query_params["train_step"] == "600", "the link names the step shown"
+    assert at.query_params["step"] == "600", "the link names the step shown"
+    assert not [w.value for w in at.warning]
+
+
+def test_a_train_step_link_opens_the_step_and_another_tab_keeps_it(app_test: AppFactory) -> None:
+    """``train_step=`` names the training step on any page (links made before the Training
+    tab's own ``step=``); a page on another tab keeps it as ``train_step``, since ``step=``
+    there is lecture mode's slide."""
+    at = ok(app_test({"tab": "training", "train_step": "650"}))
+    assert step_slider(at).value == 650
+    assert at.query_params["step"] == "650" and "train_step" not in at.query_params
+    at = ok(app_test({"tab": "geometry", "train_step": "650"}))
+    assert not at.toggle(key="lecture").value
+    assert at.query_params["train_step"] == "650" and "step" not in at.query_params
 
 
 def test_a_run_this_server_lacks_is_named_and_the_first_is_shown(app_test: AppFactory) -> None:
@@ -92,10 +109,10 @@ def test_a_run_this_server_lacks_is_named_and_the_first_is_shown(app_test: AppFa
 
 
 def test_the_slider_and_the_play_button_move_through_the_snapshots(app_test: AppFactory) -> None:
-    at = ok(app_test({"tab": "training", "train_step": "600"}))
+    at = ok(app_test({"tab": "training", "step": "600"}))
     step_slider(at).set_value(650).run()
     ok(at)
-    assert at.query_params["train_step"] == "650"
+    assert at.query_params["step"] == "650"
     np.testing.assert_array_equal(
         np.asarray(sent_figures(at)["training"]["data"][0]["z"]), snapshot("small-init", 650)
     )

@@ -385,9 +385,11 @@ def test_the_training_tab_reads_at_every_size(
     """The Training figure (issue 26): no two of its texts overlap and none leaves it, with
     its panels side by side on a screen and one under the other on a phone."""
     page = sized(width, height, phone=phone)
-    page.goto(f"{server_url}/?tab=training&train_step=600")
+    page.goto(f"{server_url}/?tab=training&step=600")
     plot = ".st-key-training .js-plotly-plot"
     wait_drawn(page, 2, plot)  # the table and the similarity heatmaps
+    assert page.get_by_text("After 600 steps neighbouring positions").count() == 1
+    assert "step=600" in page.url and "lecture" not in page.url, page.url  # not a slide
     assert_no_collisions(page, plot)
     lefts = page.evaluate(PANELS, plot)
     side_by_side = len({round(left) for left, _, _ in lefts}) > 1

@@ -3,6 +3,7 @@ used; settings survive a trip through a real URL."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from urllib.parse import parse_qs, urlencode
 
 import pytest
@@ -461,3 +462,42 @@ def test_lecture_off_wins_over_a_step(off: str) -> None:
         "step: '3' is a lecture step and lecture=0 turns lecture mode off; showing the whole page",
     )
     assert read_link({"step": "3", "lecture": "1"}) == Link(Settings(), True, (), 3)
+
+
+# --- step= on the Training tab: the training step ---------------------------------------------
+
+
+@pytest.mark.parametrize("step", [0, 600, 1450])
+def test_on_the_training_tab_step_is_the_training_step(step: int) -> None:
+    link = read_link({"tab": "training", "run": "default-init", "step": str(step)})
+    expected = replace(DEFAULT, run="default-init", train_step=step)
+    assert link == Link(expected, False, (), None, "training")
+    written = query_from_settings(link.settings, tab="training")
+    assert written == {"run": "default-init", "step": str(step), "tab": "training"}
+    assert read_link(written) == link
+
+
+def test_a_lecture_link_on_the_training_tab_keeps_both_steps_apart() -> None:
+    """Lecture mode turned on: ``step`` is the slide, and the training step is ``train_step``."""
+    link = read_link({"tab": "training", "lecture": "1", "step": "20", "train_step": "600"})
+    assert (link.lecture, link.step, link.settings.train_step) == (True, 20, 600)
+    written = query_from_settings(link.settings, lecture=True, step=20, tab="training")
+    assert (written["step"], written["train_step"]) == ("20", "600")
+    for off in ("0", "maybe"):  # lecture mode off: the Training tab's step again
+        link = read_link({"tab": "training", "lecture": off, "step": "650"})
+        assert (link.lecture, link.step, link.settings.train_step) == (False, None, 650)
+
+
+@pytest.mark.parametrize(
+    ("params", "notice"),
+    [
+        ({"step": "abc"}, "step: 'abc' is not a whole number; using 1500"),
+        ({"step": "-5"}, "step: -5 is outside 0–1000000; using 1500"),
+        ({"step": "600", "train_step": "50"}, "train_step: the link gives step=600 too; using 600"),
+    ],
+)
+def test_a_bad_training_step_is_named(params: dict[str, str], notice: str) -> None:
+    link = read_link({"tab": "training", **params})
+    assert not link.lecture
+    assert link.notices == (notice,)
+    assert link.settings.train_step == (600 if "train_step" in params else DEFAULT.train_step)

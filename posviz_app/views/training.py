@@ -20,7 +20,7 @@ from posviz.gpt2.store import Gpt2Embeddings, Gpt2Unavailable
 from posviz.lesson import training as training_lesson
 from posviz.lesson.lecture import TRAINING_STEPS, Slide
 from posviz.plots.training import training_chart
-from posviz.query import query_from_settings
+from posviz.query import TRAINING_LINK_KEYS, TRAINING_TAB, query_from_settings
 from posviz.training.codegen import training_script
 from posviz.training.runs import RunError, TrainingRun, available_runs, load_run
 from posviz.training.view import TrainingView, build_training
@@ -116,9 +116,10 @@ def render(room: Room) -> None:
 
 
 def _link(run: TrainingRun, step: int) -> None:
-    """The page's link names the run and the step shown (the fragment's own runs too)."""
-    link = query_from_settings(replace(Settings(), run=run.name, train_step=step))
-    for key in (state.RUN, state.TRAIN_STEP):
+    """The page's link names the run and the step shown (the fragment's own runs too), as the
+    page's own run writes it for this tab (``step=``)."""
+    link = query_from_settings(replace(Settings(), run=run.name, train_step=step), tab=TRAINING_TAB)
+    for key in TRAINING_LINK_KEYS:
         if key in link:
             st.query_params[key] = link[key]
         elif key in st.query_params:
