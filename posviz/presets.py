@@ -43,9 +43,14 @@ PRESETS: Final[dict[str, Settings]] = {
 
 def matching_preset(settings: Settings) -> str | None:
     """The name of the preset ``settings`` shows, or ``None``; an example seen under another
-    positional scheme, with GPT-2's trained tables, with the causal mask toggled or through
-    other attention heads or shifted (the Attention tab's controls) or beside another training
-    run (the Training tab's), is still that example."""
+    positional scheme, with GPT-2's trained tables, with the causal mask toggled, in another
+    window of its batch, through other attention heads or shifted (the Attention tab's
+    controls) or beside another training run (the Training tab's), is still that example.
+
+    >>> verdict = PRESETS["Book §2.8: The Verdict, [8, 4, 256]"]
+    >>> matching_preset(replace(verdict, window=3)), matching_preset(replace(verdict, seed=7))
+    ('Book §2.8: The Verdict, [8, 4, 256]', None)
+    """
     return next(
         (
             name
@@ -55,6 +60,7 @@ def matching_preset(settings: Settings) -> str | None:
                     preset,
                     scheme=settings.scheme,
                     causal=settings.causal,
+                    window=settings.window,
                     heads=settings.heads,
                     head=settings.head,
                     shift=settings.shift,

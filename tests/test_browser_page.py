@@ -144,6 +144,9 @@ def test_a_link_to_a_window_the_text_lacks_keeps_the_text_and_says_so(
     area = page.locator('[data-testid="stTextArea"] textarea').first
     assert area.input_value() == DEFAULT_TEXT
     assert "text" not in query(page), query(page)
+    menu = page.locator('[data-testid="stSelectbox"]').filter(has_text="Example").first
+    shown = menu.locator("input").first.input_value()
+    assert shown == "A rose is a rose (repeated words)", f"the example menu says {shown!r}"
     notice = f"Window {window} does not exist: this text gives 1 window(s). Showing window 0."
     assert notice in " ".join(warnings(page))
     page.get_by_role("tab", name="Similarity").click()  # a rerun that changes no setting

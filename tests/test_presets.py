@@ -107,11 +107,21 @@ def test_a_preset_is_recognised_under_any_scheme(name: str, scheme: str) -> None
 
 @pytest.mark.parametrize(
     "change",
-    [{"text": "my own words"}, {"emb_dim": 8}, {"seed": 1}, {"window": 1}, {"stride": 2}],
-    ids=["text", "emb_dim", "seed", "window", "stride"],
+    [{"text": "my own words"}, {"emb_dim": 8}, {"seed": 1}, {"stride": 2}],
+    ids=["text", "emb_dim", "seed", "stride"],
 )
 def test_a_changed_preset_is_no_preset(change: dict[str, object]) -> None:
     assert matching_preset(replace(Settings(), **change)) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("window", [1, 7, 40])
+def test_another_window_of_the_example_is_still_that_example(window: int) -> None:
+    """The window slider looks into the example's batch (the Verdict's 8 windows); a link to a
+    window the text lacks shows window 0 of it: either way the menu names the example, not
+    "Your own text"."""
+    name = "Book §2.8: The Verdict, [8, 4, 256]"
+    assert matching_preset(replace(PRESETS[name], window=window)) == name
+    assert matching_preset(replace(Settings(), window=window)) == next(iter(PRESETS))
 
 
 def test_an_example_with_gpt2_weights_is_still_that_example() -> None:
