@@ -127,14 +127,19 @@ def _one(value: str | Sequence[str]) -> str:
     return value if isinstance(value, str) else (value[-1] if value else "")
 
 
-def _parse_int(key: str, raw: str, default: object) -> tuple[int | None, str | None]:
+def _parse_int(
+    key: str, raw: str, default: object, *, name: str | None = None
+) -> tuple[int | None, str | None]:
+    """``raw`` as a whole number in ``key``'s range, or ``None`` and a notice naming the
+    parameter ``name`` (``key`` unless the link calls it otherwise)."""
     low, high = _INT_RANGES[key]
+    name = name or key
     text = raw.strip()
     if _WHOLE_NUMBER.fullmatch(text) is None:
-        return None, f"{key}: {raw[:40]!r} is not a whole number; using {default}"
+        return None, f"{name}: {raw[:40]!r} is not a whole number; using {default}"
     number = int(text)
     if not low <= number <= high:
-        return None, f"{key}: {number} is outside {low}–{high}; using {default}"
+        return None, f"{name}: {number} is outside {low}–{high}; using {default}"
     return number, None
 
 
@@ -240,16 +245,18 @@ def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
             notices.append(f"tab: {raw[:40]!r} is not one of {', '.join(TABS)}; ignored")
     # lecture=0, or a value it does not take: off, whatever step says
     off = "lecture" in params and lecture not in _LECTURE_ON
-    step = None
-    if "step" in params and tab == TRAINING_TAB and lecture not in _LECTURE_ON:
+    # On the Training tab, out of lecture mode, step= is the training step; else the slide.
+    training_step = "step" in params and tab == TRAINING_TAB and lecture not in _LECTURE_ON
+    if training_step:
         settings = _training_step(params, settings, notices)
-        params = {key: value for key, value in params.items() if key != "step"}
-    if "step" in params and off and lecture in _LECTURE_OFF:
+    slide = "step" in params and not training_step
+    step = None
+    if slide and off and lecture in _LECTURE_OFF:
         notices.append(
             f"step: {_one(params['step'])[:40]!r} is a lecture step and lecture=0 turns "
             "lecture mode off; showing the whole page"
         )
-    elif "step" in params and not off:
+    elif slide and not off:
         raw = _one(params["step"]).strip()
         if raw.isascii() and raw.isdigit() and 1 <= int(raw) <= STEP_COUNT:
             step = int(raw)
@@ -262,7 +269,7 @@ def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
                 f"{key}: the link was made from a text longer than {MAX_TEXT_IN_URL:,} "
                 "characters, too long for a link; this page shows the default text instead"
             )
-    on = not off and (lecture in _LECTURE_ON or "step" in params)
+    on = not off and (lecture in _LECTURE_ON or slide)
     return Link(settings, on, tuple(notices), step if on else None, tab)
 
 
@@ -270,13 +277,17 @@ def _training_step(
     params: Mapping[str, str | Sequence[str]], settings: Settings, notices: list[str]
 ) -> Settings:
     """The Training tab's link: ``step`` is the training step (over ``train_step``)."""
-    raw = _one(params["step"])
-    number, notice = _parse_int("train_step", raw, settings.train_step)
+    number, notice = _parse_int(
+        "train_step", _one(params["step"]), settings.train_step, name="step"
+    )
     if number is None:
-        notices.append(str(notice).replace("train_step:", "step:", 1))
+        notices.append(str(notice))
         return settings
     if "train_step" in params and settings.train_step != number:
-        notices.append(f"train_step: the link gives step={number} too; using {number}")
+        notices.append(
+            f"train_step: {settings.train_step} not used; the link's step={number} names the "
+            "training step on this tab"
+        )
     return replace(settings, train_step=number)
 
 

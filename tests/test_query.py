@@ -493,7 +493,10 @@ def test_a_lecture_link_on_the_training_tab_keeps_both_steps_apart() -> None:
     [
         ({"step": "abc"}, "step: 'abc' is not a whole number; using 1500"),
         ({"step": "-5"}, "step: -5 is outside 0–1000000; using 1500"),
-        ({"step": "600", "train_step": "50"}, "train_step: the link gives step=600 too; using 600"),
+        (
+            {"step": "600", "train_step": "50"},
+            "train_step: 50 not used; the link's step=600 names the training step on this tab",
+        ),
     ],
 )
 def test_a_bad_training_step_is_named(params: dict[str, str], notice: str) -> None:
