@@ -226,6 +226,40 @@ the 4 heads; using 3')
     return replace(settings, heads=heads, head=head), tuple(notices)
 
 
+def _heads_fit(emb_dim: int, heads: int, scheme: str) -> bool:
+    """Whether ``heads`` split ``emb_dim`` into equal heads (RoPE: of an even size)."""
+    return emb_dim % heads == 0 and (scheme != "rope" or (emb_dim // heads) % 2 == 0)
+
+
+def fit_emb_dim(settings: Settings) -> tuple[Settings, str | None]:
+    """For a link that names its heads but not its d: the nearest d the heads divide into
+    equal heads (RoPE: even ones; the larger of two as near), and a sentence saying so; the
+    settings as they are (and ``None``) where the heads already fit, or GPT-2's tables fix d.
+
+    >>> fitted, said = fit_emb_dim(Settings(heads=6, head=5))
+    >>> fitted.emb_dim, said
+    (66, 'emb_dim: 66, not the default 64, so that its 6 heads divide d into equal heads \
+(the link names no emb_dim)')
+    >>> fit_emb_dim(Settings(heads=6, scheme="rope"))[0].emb_dim
+    60
+    >>> fit_emb_dim(Settings(heads=8))[1] is None
+    True
+    """
+    heads, emb_dim = settings.heads, settings.emb_dim
+    low, high = EMB_DIM_RANGE
+    if settings.weights == "gpt2" or _heads_fit(emb_dim, heads, settings.scheme):
+        return settings, None
+    fitting = [d for d in range(low, high + 1) if _heads_fit(d, heads, settings.scheme)]
+    if not fitting:
+        return settings, None
+    nearest = min(fitting, key=lambda d: (abs(d - emb_dim), -d))
+    even = " of an even size (RoPE rotates pairs)" if settings.scheme == "rope" else ""
+    return replace(settings, emb_dim=nearest), (
+        f"emb_dim: {nearest}, not the default {emb_dim}, so that its {heads} heads divide d into "
+        f"equal heads{even} (the link names no emb_dim)"
+    )
+
+
 def with_changes(settings: Settings, **changes: object) -> Settings:
     """A validated copy of ``settings`` with ``changes`` applied."""
     return validate(replace(settings, **changes))  # type: ignore[arg-type]

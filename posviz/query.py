@@ -55,6 +55,7 @@ from posviz.config import (
     TRAIN_STEP_RANGE,
     WEIGHTS,
     Settings,
+    fit_emb_dim,
     for_weights,
 )
 from posviz.lesson.lecture import SLIDES
@@ -120,6 +121,9 @@ class Link:
     notices: tuple[str, ...]
     step: int | None = None  # lecture mode's slide, from 1 (one link per slide); implies lecture
     tab: str | None = None  # one of TABS, if the link names one (None: the page's choice)
+    # Settings the link leaves out, chosen to fit what it gives (each with why): a link naming
+    # 6 heads and no d gets the nearest d they divide, not the default's 4 heads.
+    chosen: tuple[str, ...] = ()
 
 
 def _one(value: str | Sequence[str]) -> str:
@@ -230,6 +234,10 @@ def settings_from_query(
 def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
     """Everything a link sets (see :func:`settings_from_query`, plus ``lecture``)."""
     settings, notices = settings_from_query(params)
+    chosen: list[str] = []
+    if "heads" in params and "emb_dim" not in params:
+        settings, said = fit_emb_dim(settings)
+        chosen += [said] if said else []
     lecture = _one(params.get("lecture", "0")).strip().lower()
     if lecture not in _LECTURE_ON + _LECTURE_OFF:
         notices.append(
@@ -270,7 +278,7 @@ def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
                 "characters, too long for a link; this page shows the default text instead"
             )
     on = not off and (lecture in _LECTURE_ON or slide)
-    return Link(settings, on, tuple(notices), step if on else None, tab)
+    return Link(settings, on, tuple(notices), step if on else None, tab, tuple(chosen))
 
 
 def _training_step(

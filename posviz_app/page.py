@@ -44,6 +44,7 @@ PAGE_CSS: Final = Path(str(resources.files("posviz_app").joinpath("page.css")))
 # link's); a failed GPT-2 download's, until the weights or what the fallback shows change.
 LINK_ABOUT: Final = (*state.SETTINGS_KEYS, state.LECTURE)
 GPT2_ABOUT: Final = (state.WEIGHTS, state.EMB_DIM, state.SEED, state.SCHEME)
+INFO: Final = "ℹ️"  # the icon of what the page says about a choice it made for the user
 GPT2_FALLBACK: Final = "gpt2-fallback"
 GPT2_LINK_FALLBACK: Final = "gpt2-fallback-link"  # a link's request: the link keeps asking
 # posviz's tensors are small: torch's intra-op threads only add hand-offs, which cost 5-20 ms
@@ -51,9 +52,10 @@ GPT2_LINK_FALLBACK: Final = "gpt2-fallback-link"  # a link's request: the link k
 torch.set_num_threads(1)
 
 
-def read_the_link() -> list[str]:
+def read_the_link() -> list[tuple[str, str]]:
     """On a session's first run: the settings, lecture mode, slide and tab its link asks for,
-    into the widgets (before they are drawn); returns what the link said about its values."""
+    into the widgets (before they are drawn); returns what to say about the link's values (each
+    sentence with its icon): values not used, and settings chosen to fit the ones given."""
     link = read_link({key: st.query_params.get_all(key) for key in st.query_params})
     state.set_values(widget_values(link.settings))
     state.set_values({state.LECTURE: link.lecture, state.STEP: (link.step or 1) - 1})
@@ -62,7 +64,8 @@ def read_the_link() -> list[str]:
     if link.tab is not None:  # unless it names a tab
         state.set_values({state.TAB: LABELS[link.tab]})
     state.mark_link_read()
-    return list(link.notices)
+    not_used = [(f"Link setting not used: {text}", "⚠️") for text in link.notices]
+    return not_used + [(f"Link: {text}", INFO) for text in link.chosen]
 
 
 def trained_or_init(*, from_link: bool) -> Gpt2Embeddings | None:
@@ -119,7 +122,7 @@ def view_page(
     settings: Settings,
     trained: Gpt2Embeddings | None,
     *,
-    link_notices: list[str],
+    link_notices: list[tuple[str, str]],
     top: DeltaGenerator,
 ) -> None:
     """Everything below the controls: the view of ``settings``, its link, its notices, and
@@ -134,13 +137,14 @@ def view_page(
         st.error(str(error))
         return
     state.set_values({state.WINDOW: view.window})  # a window the text lacks: window 0
-    for text in link_notices:  # said now, about the settings as shown
-        state.say(f"Link setting not used: {text}", where="top", about=LINK_ABOUT)
+    for text, icon in link_notices:  # said now, about the settings as shown
+        state.say(text, where="top", about=LINK_ABOUT, icon=icon)
     for text in view.notices:
         state.say(text, where="window", about=LINK_ABOUT)
     with top:
         for notice in state.notices("top"):
-            st.warning(for_markdown(notice.text), icon=notice.icon)
+            shown = st.info if notice.icon == INFO else st.warning  # a choice, not a fault
+            shown(for_markdown(notice.text), icon=notice.icon)
     in_lecture = state.lecture()
     linked = view.settings
     if state.stands(GPT2_LINK_FALLBACK):  # the link keeps asking for GPT-2: a reload tries again

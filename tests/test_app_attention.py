@@ -25,9 +25,14 @@ def assert_ok(at: AppTest) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
+def unescaped(markdown: object) -> str:
+    """The words of a Markdown string as the page shows them."""
+    return re.sub(r"\\(.)", r"\1", str(markdown)).replace("\u2060", "")
+
+
 def text_of(at: AppTest) -> str:
     parts = [e.value for e in (*at.markdown, *at.caption, *at.warning)]
-    return re.sub(r"\\(.)", r"\1", "\n".join(str(p) for p in parts)).replace("\u2060", "")
+    return unescaped("\n".join(str(p) for p in parts))
 
 
 def heatmaps(at: AppTest) -> list[dict[str, object]]:
@@ -36,16 +41,57 @@ def heatmaps(at: AppTest) -> list[dict[str, object]]:
     return [t for t in figures["attention"]["data"] if t["type"] == "heatmap"]  # type: ignore[attr-defined]
 
 
-def test_the_issues_link_opens_the_tab_and_fits_its_heads(app_test: AppFactory) -> None:
-    """The issue's link: 6 heads do not divide d = 64, so the tab shows 4 (and says so)."""
+def assert_head_5_of_6_is_the_books(at: AppTest, emb_dim: int) -> None:
+    """ALiBi's head 5 of 6 for the rose, moved 8 positions: the book's scores and weights (the
+    masked cells empty), the rows labelled with their positions, the head's slope named."""
+    assert (at.selectbox(key="heads").value, at.selectbox(key="head").value) == (6, 5)
+    ids = token_ids(ROSE)
+    scores, weights = book_head_attention(
+        "alibi", seed=123, emb_dim=emb_dim, context_length=16, token_ids=ids, num_heads=6,
+        head=5, start=8,
+    )  # fmt: skip
+    traces = heatmaps(at)
+    assert len(traces) == 4
+    below = np.tril(np.ones((9, 9), dtype=bool))
+    for trace, want in ((traces[2], scores), (traces[3], weights)):
+        z = np.asarray(trace["z"], dtype=np.float64)
+        assert np.isnan(z[~below]).all()  # the masked cells: empty
+        np.testing.assert_allclose(z[below], want.numpy()[below], rtol=1e-6, atol=1e-6)
+    assert list(traces[0]["y"]) == [f"{8 + i} · {visible_token(t)}" for i, t in enumerate(ids)]
+    m = get_slopes(6)[5]
+    assert f"head 5 (m = 1/{round(1 / m)})" in text_of(at)  # 1/8
+    assert at.query_params["heads"] == "6"
+    assert at.query_params["head"] == "5" and at.query_params["shift"] == "8"
+    assert at.query_params["tab"] == "attention"
+
+
+def test_the_issues_link_opens_head_5_of_6_heads(app_test: AppFactory) -> None:
+    """The issue's link names 6 heads and no d: it gets the nearest d they divide (66, not the
+    default 64, which would have left 4 heads and no head 5), says so, and draws head 5."""
     at = app_test({"tab": "attention", "scheme": "alibi", "heads": "6", "head": "5", "shift": "8"})
     assert_ok(at)
     assert at.session_state["view"] == "Attention"
+    assert at.slider(key="emb_dim").value == 66 and at.slider(key="shift").value == 8
+    said = [unescaped(e.value) for e in at.info]
+    assert any("Link: emb_dim: 66, not the default 64, so that its 6 heads divide d" in s
+               for s in said), said  # fmt: skip
+    assert not at.warning, [e.value for e in at.warning]  # every value of the link was used
+    assert_head_5_of_6_is_the_books(at, 66)
+    assert "ALiBi's scores are **unchanged** (largest change 0.0)" in text_of(at)
+    assert at.query_params["emb_dim"] == "66"
+
+
+def test_a_link_naming_d_that_6_heads_do_not_divide_fits_its_heads(app_test: AppFactory) -> None:
+    """A link that names both keeps its d: 6 heads do not divide 64, so the tab shows 4 (and
+    says so)."""
+    at = app_test({"tab": "attention", "scheme": "alibi", "heads": "6", "head": "5",
+                   "shift": "8", "emb_dim": "64"})  # fmt: skip
+    assert_ok(at)
     text = text_of(at)
     assert "heads: 6 does not divide emb_dim 64 into equal heads; using 4" in text
     assert "head: 5 is not one of the 4 heads; using 3" in text
     assert at.selectbox(key="heads").value == 4 and at.selectbox(key="head").value == 3
-    assert at.slider(key="shift").value == 8
+    assert at.slider(key="emb_dim").value == 64 and at.slider(key="shift").value == 8
     assert "ALiBi's scores are **unchanged** (largest change 0.0)" in text
     assert len(heatmaps(at)) == 4
 
@@ -55,25 +101,8 @@ def test_six_heads_of_96_columns_are_the_books(app_test: AppFactory) -> None:
              "emb_dim": "96"}  # fmt: skip
     at = app_test(query)
     assert_ok(at)
-    assert (at.selectbox(key="heads").value, at.selectbox(key="head").value) == (6, 5)
-    ids = token_ids(ROSE)
-    scores, weights = book_head_attention(
-        "alibi", seed=123, emb_dim=96, context_length=16, token_ids=ids, num_heads=6, head=5,
-        start=8,
-    )  # fmt: skip
-    traces = heatmaps(at)
-    below = np.tril(np.ones((9, 9), dtype=bool))
-    for trace, want in ((traces[2], scores), (traces[3], weights)):
-        z = np.asarray(trace["z"], dtype=np.float64)
-        assert np.isnan(z[~below]).all()  # the masked cells: empty
-        np.testing.assert_allclose(z[below], want.numpy()[below], rtol=1e-6, atol=1e-6)
-    assert list(traces[0]["y"]) == [f"{8 + i} · {visible_token(t)}" for i, t in enumerate(ids)]
-    text = text_of(at)
-    m = get_slopes(6)[5]
-    assert f"head 5 (m = 1/{round(1 / m)})" in text  # 1/8
-    assert at.query_params["heads"] == "6"
-    assert at.query_params["head"] == "5" and at.query_params["shift"] == "8"
-    assert at.query_params["tab"] == "attention"
+    assert_head_5_of_6_is_the_books(at, 96)
+    assert not at.info  # a link that names d and heads that divide it: nothing chosen for it
 
 
 def test_the_controls_change_the_view(app_test: AppFactory) -> None:

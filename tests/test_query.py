@@ -326,6 +326,31 @@ def test_attention_keys_round_trip() -> None:
 
 
 @pytest.mark.parametrize(
+    ("params", "emb_dim", "chosen"),
+    [
+        pytest.param({"heads": "6", "head": "5"}, 66, 1, id="6-heads: 66 (60 is further)"),
+        pytest.param({"heads": "6", "scheme": "rope"}, 60, 1, id="rope: 60 = 6 x 10 (66 odd)"),
+        pytest.param({"heads": "5", "emb_dim": "64"}, 64, 0, id="d named: kept"),
+        pytest.param({"heads": "8"}, 64, 0, id="8 divide 64"),
+        pytest.param({"heads": "7", "weights": "gpt2"}, 768, 0, id="gpt2: d is 768"),
+        pytest.param({"emb_dim": "63"}, 63, 0, id="no heads named"),
+    ],
+)
+def test_a_link_naming_heads_and_no_d_gets_a_d_they_divide(
+    params: dict[str, str], emb_dim: int, chosen: int
+) -> None:
+    """The nearest d to the default 64 that the heads split into equal heads (RoPE: of an even
+    size), worked out here by hand; a link that names d keeps it (the tab fits its heads)."""
+    link = read_link(params)
+    assert link.settings.emb_dim == emb_dim
+    assert len(link.chosen) == chosen
+    assert int(params.get("heads", "4")) == link.settings.heads  # the heads are kept as given
+    if chosen:
+        assert link.chosen[0].startswith(f"emb_dim: {emb_dim}, not the default 64")
+        assert link.notices == ()
+
+
+@pytest.mark.parametrize(
     ("raw", "lecture"),
     [("1", True), ("true", True), ("ON", True), ("0", False), ("off", False), ("False", False)],
 )
