@@ -236,7 +236,7 @@ class AttentionView:
         )
 
 
-def _table_rows(settings: Settings) -> int:
+def table_rows(settings: Settings) -> int:
     """Rows of the learned table: the book's ``nn.Embedding(T, d)``, or GPT-2's 1,024."""
     return GPT2_POSITIONS if settings.weights == "gpt2" else settings.context_length
 
@@ -250,7 +250,7 @@ def _moved_input(
     n, start = len(window.token_ids), settings.shift
     if settings.scheme == "sinusoidal":  # a formula: any position
         return window.token_embeddings + sinusoidal_encoding(start + n, settings.emb_dim)[start:]
-    table = tables.pos_embeddings(_table_rows(settings))  # [rows, d]
+    table = tables.pos_embeddings(table_rows(settings))  # [rows, d]
     if start + n > table.shape[0]:
         return past_the_end(table)
     return window.token_embeddings + table[start : start + n]
@@ -386,7 +386,7 @@ def build_attention(
     if moved is None:
         test = ShiftTest(0, last, True, 0.0, 0.0)
     elif isinstance(moved, str):  # the learned table ends: show positions 0 ... n-1
-        test = ShiftTest(settings.shift, last, False, None, None, moved, _table_rows(settings))
+        test = ShiftTest(settings.shift, last, False, None, None, moved, table_rows(settings))
     else:
         moved_weights = _softmax(moved, causal)
         shown = HeadScores(settings.shift, content, moved, moved_weights)

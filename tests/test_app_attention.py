@@ -127,7 +127,9 @@ def test_lecture_asks_then_answers_the_shift(app_test: AppFactory, scheme: str) 
     asked = app_test({"lecture": "1", "step": str(asked_at), "scheme": scheme})
     assert_ok(asked)
     name = {"rope": "RoPE's", "learned": "the learned scheme's"}[scheme]
-    question = f"The sentence moves 8 positions later. Will {name} attention scores change?"
+    # 9 tokens of the rose fit a 16-row learned table at 0 ... 15: 7 positions later at most
+    moves = {"rope": 8, "learned": 16 - 9}[scheme]
+    question = f"The sentence moves {moves} positions later. Will {name} attention scores change?"
     assert question in text_of(asked)
     shown = app_test({"lecture": "1", "step": str(asked_at + 1), "scheme": scheme})
     assert_ok(shown)
@@ -135,8 +137,13 @@ def test_lecture_asks_then_answers_the_shift(app_test: AppFactory, scheme: str) 
     if scheme == "rope":
         assert "**Answer:** No: RoPE's scores are unchanged" in answer
         assert heatmaps(shown)[0]["y"][0].startswith("8 · ")  # type: ignore[index]  # moved
-    else:  # 9 tokens at 8 ... 16 do not fit a 16-row table
-        assert "**Answer:** It cannot even move that far" in answer
+    else:  # 9 tokens at 8 ... 16 do not fit a 16-row table: moved 7 (the book's numbers)
+        assert (
+            "**Answer:** Yes: moved 7 positions later (as far as the table's 16 rows hold "
+            "these 9 tokens: 8 later they would need row 16, which raises `IndexError`), the "
+            "learned scheme's scores change by up to" in answer
+        )
+        assert heatmaps(shown)[0]["y"][0].startswith("7 · ")  # type: ignore[index]  # moved
 
 
 def test_a_new_d_fits_the_heads_and_says_so(app_test: AppFactory) -> None:

@@ -5,6 +5,7 @@ every verdict follows the numbers."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 import torch
@@ -209,4 +210,30 @@ def test_the_lecture_asks_then_answers_from_the_numbers() -> None:
     )
     assert words.shift_answer(view_of(Settings(text=ROSE, shift=8))).startswith(
         "It cannot even move that far: the learned table has rows 0–15 only"
+    )
+
+
+def test_the_lecture_moves_a_learned_sentence_as_far_as_its_table_holds_it() -> None:
+    """The rose's 9 tokens in nn.Embedding(16, 64): 7 positions later fill rows 7 ... 15, the
+    furthest they go; the question names 7, and the answer the change the book's numbers give."""
+    asked = next(s for s in SLIDES if s.step.view == "attention" and s.step.question)
+    learned = Settings(text=ROSE)
+    assert words.lecture_shift(learned, 9) == 16 - 9
+    assert words.lecture_shift(replace(learned, scheme="sinusoidal"), 9) == 8  # a formula
+    assert words.lecture_shift(replace(learned, context_length=32), 9) == 8  # room for 8
+    assert words.lecture_shift(replace(learned, context_length=9), 9) == 8  # cannot move
+    assert question_text(asked, "learned", None, shift=7) == (
+        "The sentence moves 7 positions later. Will the learned scheme's attention scores change?"
+    )
+    assert question_text(asked, "learned", None, shift=1).startswith(
+        "The sentence moves 1 position later."
+    )
+    change = printed(largest_change(learned, 7))
+    assert words.shift_answer(view_of(replace(learned, shift=7))) == (
+        "Yes: moved 7 positions later (as far as the table's 16 rows hold these 9 tokens: 8 "
+        "later they would need row 16, which raises `IndexError`), the learned scheme's scores "
+        f"change by up to {change}: the position itself matters, not only the distance."
+    )
+    assert words.shift_answer(view_of(replace(learned, shift=5))).startswith(  # not the lecture's
+        "Yes: the learned scheme's scores change by up to"
     )

@@ -16,13 +16,37 @@ from typing import Final
 
 import torch
 
-from posviz.config import Scheme
+from posviz.config import Scheme, Settings
 from posviz.lesson.repeats import number
 from posviz.plots.attention import AttentionDecisions, ordinal, slope
 from posviz.schemes import T5_MAX_DISTANCE, T5_NUM_BUCKETS, t5_buckets
-from posviz.scores import AttentionView
+from posviz.scores import AttentionView, table_rows
 
 LECTURE_SHIFT: Final = 8  # the lecture's shift test moves the sentence this far
+
+
+def lecture_shift(settings: Settings, tokens: int) -> int:
+    """How far the lecture's shift test moves a sentence of ``tokens`` tokens:
+    :data:`LECTURE_SHIFT` positions, or, for a learned table too short for that, as far as its
+    rows hold the sentence (the question and the answer then name that shift, and the answer
+    says why), so the learner sees the scores change rather than an error; a sentence that fills
+    its table moves :data:`LECTURE_SHIFT` anyway (the answer: it cannot move at all).
+
+    >>> lecture_shift(Settings(), 9), lecture_shift(Settings(scheme="rope"), 9)
+    (7, 8)
+    >>> lecture_shift(Settings(context_length=32), 9), lecture_shift(Settings(), 16)
+    (8, 8)
+    """
+    if settings.scheme != "learned":
+        return LECTURE_SHIFT
+    room = table_rows(settings) - tokens
+    return min(LECTURE_SHIFT, room) if room >= 1 else LECTURE_SHIFT
+
+
+def positions(count: int) -> str:
+    """``"1 position"``, ``"7 positions"``."""
+    return f"{count} position{'' if count == 1 else 's'}"
+
 
 _SCORES: Final[dict[Scheme, str]] = {  # "{scores} are unchanged"
     "learned": "the learned scheme's scores",
@@ -246,6 +270,15 @@ def shift_answer(view: AttentionView) -> str:
             f"`{test.error}`. A learned table knows only the positions it was trained on."
         )
     change = number(test.scores_change or 0.0)
+    rows = table_rows(view.settings)
+    tokens = len(view.token_ids)
+    if view.settings.scheme == "learned" and test.shift == rows - tokens < LECTURE_SHIFT:
+        return (
+            f"Yes: moved {positions(test.shift)} later (as far as the table's {rows} rows hold "
+            f"these {tokens} tokens: {LECTURE_SHIFT} later they would need row {rows}, which "
+            f"raises `IndexError`), {_scores(view)} change by up to {change}: the position "
+            "itself matters, not only the distance."
+        )
     if test.unchanged:
         return f"No: {_scores(view)} are unchanged (largest change {change}): " + (
             "without positions nothing about them reaches the scores."

@@ -27,7 +27,7 @@ from typing import Final, Protocol
 
 from posviz.compare import OrderComparison
 from posviz.config import SCORE_BIAS, Scheme, Weights
-from posviz.lesson.attention import LECTURE_SHIFT
+from posviz.lesson.attention import LECTURE_SHIFT, positions
 from posviz.lesson.repeats import count, drawn_dims, listing, number, quoted
 from posviz.lesson.word_order import compared_texts
 from posviz.plots.heatmaps import EmbeddingsDecisions, SimilarityDecisions
@@ -104,8 +104,9 @@ class Slide:
 
 # The Attention tab's steps (issue 25), view "attention", the last of STEPS: the question's
 # slide shows the sentence where it is, the answer's the same sentence moved LECTURE_SHIFT
-# positions later (posviz.lesson.attention.shift_answer words it from the numbers).
-_MOVES: Final = f"The sentence moves {LECTURE_SHIFT} positions later."
+# positions later, or as far as a learned table holds it (posviz.lesson.attention.lecture_shift;
+# shift_answer words it from the numbers).
+_MOVES: Final = "The sentence moves {shift} later."  # lecture_shift's positions
 ATTENTION_STEPS: Final = (
     Step(
         "Positions inside attention",
@@ -307,12 +308,13 @@ def question_text(
     markdown: bool = True,
     weights: Weights = "init",
     compared: OrderComparison | None = None,
+    shift: int = LECTURE_SHIFT,
 ) -> str:
     """The question of ``slide`` (``""``: none), naming the token the figure ``marks`` first
     (its decisions: :class:`~posviz.plots.heatmaps.EmbeddingsDecisions` or
     :class:`~posviz.plots.heatmaps.SimilarityDecisions`; ``None`` for a view without one) or
     the texts ``compared``, with the view's ``weights`` (GPT-2's trained tables may be asked
-    about by name).
+    about by name); the shift test's question names the ``shift`` its answer moves by.
 
     >>> from posviz.embeddings import SeededEmbeddings
     >>> from posviz.pipeline import embed_window
@@ -330,7 +332,7 @@ def question_text(
     if weights == "gpt2" and question.trained:
         return question.trained
     text = question.by_scheme.get(scheme, question.text)
-    fields: dict[str, str] = {}
+    fields = {"shift": positions(shift)}
     main = None if marks is None else marks.main
     if main is not None:
         fields["token"], fields["positions"] = _named(main, markdown)

@@ -5,7 +5,8 @@ Its controls (heads H, the head K shown, the shift M) are settings (``heads=``, 
 ``shift=`` in links): heads that do not divide d (a link, or a new d) are fitted to it
 (:func:`posviz.config.fit_heads`) before the controls are drawn, with a notice. Its lecture
 slides: the view; then "the sentence moves 8 positions later" asked on the sentence where it
-is, and answered on the sentence moved (:data:`posviz.lesson.attention.LECTURE_SHIFT`).
+is, and answered on the sentence moved (:func:`posviz.lesson.attention.lecture_shift`: 8, or as
+far as a learned table holds the sentence).
 """
 
 from __future__ import annotations
@@ -37,9 +38,10 @@ def render(room: Room) -> None:
         for notice in said:
             st.warning(f"Attention: {notice}", icon="⚠️")
         settings = _controls(settings)
-    elif slide.step.question is not None:  # asked where it stands, answered moved
-        shift = attention_lesson.LECTURE_SHIFT if slide.revealed else 0
-        settings = replace(settings, shift=shift)
+    elif slide.step.question is not None and room.view.embeddings is not None:
+        # asked where it stands, answered moved (as far as a learned table holds it)
+        shift = attention_lesson.lecture_shift(settings, len(room.view.embeddings.token_ids))
+        settings = replace(settings, shift=shift if slide.revealed else 0)
     _chart(replace(room, view=replace(room.view, settings=settings)))
 
 
@@ -92,5 +94,7 @@ def _chart(room: Room) -> None:
     drawn = attention_chart(
         view, lecture=True, canvas=canvas, bias_chart=slide.step.question is None
     )
-    ask_or_answer(slide, slide_question(room), lambda: attention_lesson.shift_answer(view))
+    moves = attention_lesson.lecture_shift(room.settings, len(view.token_ids))
+    question = slide_question(room, shift=moves)
+    ask_or_answer(slide, question, lambda: attention_lesson.shift_answer(view))
     show_chart(drawn.spec, key=KEY, canvas=canvas, fill=drawn.decisions.fills, place=room.place)
