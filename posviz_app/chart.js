@@ -237,19 +237,45 @@ class Chart {
         applyTheme(layout, this.parent);
         if (this.Plotly !== Plotly) { // another build draws it: the old one lets go of it
           if (this.Plotly) this.Plotly.purge(this.graph);
+          this.graph.replaceChildren(); // nothing left of it, nor of a failure's message
           this.Plotly = Plotly;
           this.build = payload.plotly.name;
         }
-        Plotly.react(this.graph, data, layout, payload.config);
-        this.graph.dataset.fits = String(ready);
-        this.graph.dataset.plotly = this.build; // which build drew it
-        this.drawn = true;
+        return this.react(Plotly, data, layout, payload.config).then(() => {
+          this.graph.dataset.fits = String(ready);
+          this.graph.dataset.plotly = this.build; // which build drew it
+          this.drawn = true;
+        });
       })
       .catch((error) => this.fail(error));
   }
 
+  // Plotly.react, and if it fails, a graph drawn afresh: plotly.js's react cannot turn some
+  // figures into others (three panels side by side into three stacked, as a phone's figure
+  // replaces the one laid out before its size was known: "Something went wrong with axis
+  // scaling", and the graph was left empty), where a new plot of the same figure draws.
+  react(Plotly, data, layout, config) {
+    return Promise.resolve()
+      .then(() => Plotly.react(this.graph, data, layout, config))
+      .catch((error) => {
+        console.warn("posviz chart: drawn afresh after", error.message);
+        Plotly.purge(this.graph);
+        return Plotly.react(this.graph, data, layout, config);
+      });
+  }
+
+  // Back to no graph: the next figure is drawn afresh (Plotly.react on a purged element).
+  reset() {
+    if (this.Plotly) this.Plotly.purge(this.graph);
+    this.Plotly = null;
+    this.build = "";
+    this.drawn = false;
+    this.drawing = null;
+  }
+
   fail(error) {
     console.error("posviz chart:", error);
+    this.reset(); // a later figure starts again from an empty element
     this.graph.textContent = `The chart could not be drawn (${error.message}). Reload the page.`;
   }
 

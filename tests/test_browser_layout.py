@@ -105,8 +105,29 @@ SCROLL = """() => {
 }"""
 
 
+# What DRAWN tests, as it stands: said when the wait times out.
+DRAWN_STATE = """([selector, shown]) => {
+    const gd = document.querySelector(selector);
+    const box = gd ? gd.getBoundingClientRect() : null;
+    return JSON.stringify({found: !!gd, heatmaps: gd ? gd.querySelectorAll('g.hm').length : 0,
+        shown, fits: gd ? gd.dataset.fits : null,
+        layout: gd && gd._fullLayout ? [gd._fullLayout.width, gd._fullLayout.height] : null,
+        box: box ? [box.width, box.height] : null,
+        stale: document.querySelectorAll('[data-stale="true"]').length,
+        running: !!document.querySelector('[data-testid="stStatusWidget"]'),
+        traces: gd && gd.data ? gd.data.map(t => t.type + (t.z ? ':z' : '')) : null,
+        images: gd ? gd.querySelectorAll('image').length : 0,
+        plotly: gd ? gd.dataset.plotly : null, url: location.search});
+}"""
+
+
 def wait_drawn(page: Any, shown: int = 3, selector: str = CHART) -> None:
-    page.wait_for_function(DRAWN, arg=[selector, shown], timeout=LOAD_TIMEOUT)
+    try:
+        page.wait_for_function(DRAWN, arg=[selector, shown], timeout=LOAD_TIMEOUT)
+    except Exception as error:  # Playwright's TimeoutError: say what the page had
+        state = page.evaluate(DRAWN_STATE, [selector, shown])
+        errors = getattr(page, "console_errors", None)
+        raise AssertionError(f"chart {selector!r} not drawn: {state}; console: {errors}") from error
 
 
 # True when Streamlit has finished its run: Back/Next drawn, nothing stale, no run indicator.
@@ -417,6 +438,34 @@ def test_lecture_slides_read_on_a_phone(
     nav = [page.locator(f".posviz-nav-{name}").bounding_box() for name in ("back", "next")]
     title = page.locator(".posviz-nav-title").bounding_box()
     assert all(box["y"] + box["height"] <= title["y"] + 0.5 for box in nav), (nav, title)
+    assert page.console_errors == []
+
+
+@pytest.mark.parametrize("step", [7, 9])
+def test_a_slide_narrowed_to_a_phone_redraws_its_panels_stacked(
+    sized: Any, server_url: str, step: int
+) -> None:
+    """A window narrowed from a laptop's width to a phone's: the side-by-side figure gives way
+    to the stacked one (plotly.js's react cannot make one from the other and threw "Something
+    went wrong with axis scaling", leaving the chart empty; a busy server's phone hit the same,
+    drawing the figure laid out before its size was known first)."""
+    page = sized(1280, 800)
+    page.goto(f"{server_url}/?lecture=1&step={step}")
+    wait_step(page, step)
+    chart, layers = STEP_CHARTS[step - 1]
+    plot = f"{chart} .js-plotly-plot"
+    assert len({round(left) for left, _, _ in page.evaluate(PANELS, plot)}) == 3  # side by side
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_function(
+        "(s) => { const gd = document.querySelector(s);"
+        " return !!gd && gd.dataset.fits === 'true' && gd._fullLayout.width < 400; }",
+        arg=plot,
+        timeout=LOAD_TIMEOUT,
+    )
+    wait_drawn(page, layers, plot)
+    lefts = page.evaluate(PANELS, plot)
+    assert len({round(left) for left, _, _ in lefts}) == 1, lefts  # stacked
+    assert_no_collisions(page, plot)
     assert page.console_errors == []
 
 
