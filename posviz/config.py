@@ -154,6 +154,17 @@ def head_counts(emb_dim: int) -> tuple[int, ...]:
     return tuple(h for h in range(low, high + 1) if emb_dim % h == 0)
 
 
+def fitting_heads(emb_dim: int, scheme: Scheme) -> tuple[int, ...]:
+    """The numbers of heads ``scheme`` can split ``emb_dim`` into: :func:`head_counts`, and
+    with RoPE, which rotates pairs, only those of an even number of columns.
+
+    >>> fitting_heads(12, "alibi"), fitting_heads(12, "rope"), fitting_heads(7, "rope")
+    ((1, 2, 3, 4, 6, 12), (1, 2, 3, 6), ())
+    """
+    choices = head_counts(emb_dim)
+    return tuple(h for h in choices if (emb_dim // h) % 2 == 0) if scheme == "rope" else choices
+
+
 def _or(numbers: tuple[int, ...] | list[int]) -> str:
     """``"1, 2, 4 or 8"``."""
     *first, last = map(str, numbers)
@@ -185,7 +196,7 @@ got 5; choose one of them, or another emb_dim
         )
     head_dim = settings.emb_dim // settings.heads
     if settings.scheme == "rope" and head_dim % 2:
-        even = [h for h in choices if (settings.emb_dim // h) % 2 == 0]
+        even = fitting_heads(settings.emb_dim, settings.scheme)
         fix = f"choose heads {_or(even)}" if even else "choose an even emb_dim"
         raise SettingsError(
             f"RoPE rotates pairs of dimensions, so a head needs an even number of them; "
@@ -208,9 +219,7 @@ def fit_heads(settings: Settings) -> tuple[Settings, tuple[str, ...]]:
 the 4 heads; using 3')
     """
     notices = []
-    choices = head_counts(settings.emb_dim)
-    if settings.scheme == "rope":
-        choices = tuple(h for h in choices if (settings.emb_dim // h) % 2 == 0)
+    choices = fitting_heads(settings.emb_dim, settings.scheme)
     heads, head = settings.heads, settings.head
     if choices and heads not in choices:
         fitted = max((h for h in choices if h <= heads), default=choices[0])
@@ -224,11 +233,6 @@ the 4 heads; using 3')
         notices.append(f"head: {head} is not one of the {heads} heads; using {heads - 1}")
         head = heads - 1
     return replace(settings, heads=heads, head=head), tuple(notices)
-
-
-def _heads_fit(emb_dim: int, heads: int, scheme: str) -> bool:
-    """Whether ``heads`` split ``emb_dim`` into equal heads (RoPE: of an even size)."""
-    return emb_dim % heads == 0 and (scheme != "rope" or (emb_dim // heads) % 2 == 0)
 
 
 def fit_emb_dim(settings: Settings) -> tuple[Settings, str | None]:
@@ -247,9 +251,9 @@ def fit_emb_dim(settings: Settings) -> tuple[Settings, str | None]:
     """
     heads, emb_dim = settings.heads, settings.emb_dim
     low, high = EMB_DIM_RANGE
-    if settings.weights == "gpt2" or _heads_fit(emb_dim, heads, settings.scheme):
+    if settings.weights == "gpt2" or heads in fitting_heads(emb_dim, settings.scheme):
         return settings, None
-    fitting = [d for d in range(low, high + 1) if _heads_fit(d, heads, settings.scheme)]
+    fitting = [d for d in range(low, high + 1) if heads in fitting_heads(d, settings.scheme)]
     if not fitting:
         return settings, None
     nearest = min(fitting, key=lambda d: (abs(d - emb_dim), -d))

@@ -17,7 +17,7 @@ from typing import Final
 import torch
 
 from posviz.config import Scheme, Settings
-from posviz.lesson.repeats import number
+from posviz.lesson.repeats import count, number
 from posviz.plots.attention import AttentionDecisions, ordinal, slope
 from posviz.schemes import T5_MAX_DISTANCE, T5_NUM_BUCKETS, t5_buckets
 from posviz.scores import AttentionView, table_rows
@@ -41,11 +41,6 @@ def lecture_shift(settings: Settings, tokens: int) -> int:
         return LECTURE_SHIFT
     room = table_rows(settings) - tokens
     return min(LECTURE_SHIFT, room) if room >= 1 else LECTURE_SHIFT
-
-
-def positions(count: int) -> str:
-    """``"1 position"``, ``"7 positions"``."""
-    return f"{count} position{'' if count == 1 else 's'}"
 
 
 _SCORES: Final[dict[Scheme, str]] = {  # "{scores} are unchanged"
@@ -108,7 +103,7 @@ def shift_sentence(view: AttentionView, *, markdown: bool = True) -> str:
             "does not."
         )
     where = f"(to positions {test.shift}–{test.last_position})"
-    later = f"Moved {test.shift} position{'s' if test.shift > 1 else ''} later {where}"
+    later = f"Moved {count(test.shift, 'position')} later {where}"
     if not test.moved:
         rows = test.table_rows or 0
         table = (
@@ -274,10 +269,10 @@ def shift_answer(view: AttentionView) -> str:
     tokens = len(view.token_ids)
     if view.settings.scheme == "learned" and test.shift == rows - tokens < LECTURE_SHIFT:
         return (
-            f"Yes: moved {positions(test.shift)} later (as far as the table's {rows} rows hold "
-            f"these {tokens} tokens: {LECTURE_SHIFT} later they would need row {rows}, which "
-            f"raises `IndexError`), {_scores(view)} change by up to {change}: the position "
-            "itself matters, not only the distance."
+            f"Yes: moved {count(test.shift, 'position')} later (as far as the table's {rows} "
+            f"rows hold these {tokens} tokens: {LECTURE_SHIFT} later they would need row "
+            f"{rows}, which raises `IndexError`), {_scores(view)} change by up to {change}: the "
+            "position itself matters, not only the distance."
         )
     if test.unchanged:
         return f"No: {_scores(view)} are unchanged (largest change {change}): " + (

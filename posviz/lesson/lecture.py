@@ -27,7 +27,7 @@ from typing import Final, Protocol
 
 from posviz.compare import OrderComparison
 from posviz.config import SCORE_BIAS, Scheme, Weights
-from posviz.lesson.attention import LECTURE_SHIFT, positions
+from posviz.lesson.attention import LECTURE_SHIFT
 from posviz.lesson.repeats import count, drawn_dims, listing, number, quoted
 from posviz.lesson.word_order import compared_texts
 from posviz.plots.heatmaps import EmbeddingsDecisions, SimilarityDecisions
@@ -332,7 +332,7 @@ def question_text(
     if weights == "gpt2" and question.trained:
         return question.trained
     text = question.by_scheme.get(scheme, question.text)
-    fields = {"shift": positions(shift)}
+    fields = {"shift": count(shift, "position")}
     main = None if marks is None else marks.main
     if main is not None:
         fields["token"], fields["positions"] = _named(main, markdown)

@@ -16,7 +16,7 @@ from typing import Final
 
 import streamlit as st
 
-from posviz.config import SHIFT_RANGE, Settings, fit_heads, head_counts
+from posviz.config import SHIFT_RANGE, Settings, fit_heads, fitting_heads, head_counts
 from posviz.lesson import attention as attention_lesson
 from posviz.plots.attention import attention_chart
 from posviz.scores import build_attention
@@ -38,18 +38,17 @@ def render(room: Room) -> None:
         for notice in said:
             st.warning(f"Attention: {notice}", icon="⚠️")
         settings = _controls(settings)
-    elif slide.step.question is not None and room.view.embeddings is not None:
-        # asked where it stands, answered moved (as far as a learned table holds it)
-        shift = attention_lesson.lecture_shift(settings, len(room.view.embeddings.token_ids))
-        settings = replace(settings, shift=shift if slide.revealed else 0)
-    _chart(replace(room, view=replace(room.view, settings=settings)))
+    moves = 0  # the shift test's slides: asked where it stands, answered moved this far
+    if slide is not None and slide.step.question is not None and room.view.embeddings is not None:
+        moves = attention_lesson.lecture_shift(settings, len(room.view.embeddings.token_ids))
+        settings = replace(settings, shift=moves if slide.revealed else 0)
+    _chart(replace(room, view=replace(room.view, settings=settings)), moves)
 
 
 def _controls(settings: Settings) -> Settings:
     """Heads, head and shift, drawn with the fitted values; the settings they hold."""
-    choices = head_counts(settings.emb_dim)
-    if settings.scheme == "rope":  # RoPE rotates pairs: heads of an even number of columns
-        choices = tuple(h for h in choices if (settings.emb_dim // h) % 2 == 0) or choices
+    # RoPE rotates pairs: heads of an even number of columns (for an odd d, any that divide it)
+    choices = fitting_heads(settings.emb_dim, settings.scheme) or head_counts(settings.emb_dim)
     state.set_values(
         {state.HEADS: settings.heads, state.HEAD: settings.head, state.SHIFT: settings.shift}
     )
@@ -77,7 +76,7 @@ def _controls(settings: Settings) -> Settings:
 
 
 @chart_room
-def _chart(room: Room) -> None:
+def _chart(room: Room, moves: int) -> None:
     view = build_attention(room.view, tables=room.tables, attention=attention_weights)
     canvas = chart_canvas(KEY, place=room.place)
     slide = room.slide
@@ -94,7 +93,6 @@ def _chart(room: Room) -> None:
     drawn = attention_chart(
         view, lecture=True, canvas=canvas, bias_chart=slide.step.question is None
     )
-    moves = attention_lesson.lecture_shift(room.settings, len(view.token_ids))
     question = slide_question(room, shift=moves)
     ask_or_answer(slide, question, lambda: attention_lesson.shift_answer(view))
     show_chart(drawn.spec, key=KEY, canvas=canvas, fill=drawn.decisions.fills, place=room.place)
