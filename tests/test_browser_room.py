@@ -3,7 +3,8 @@
 use). Waits are for selectors and page conditions, never for time.
 
 * Lecture slides on a phone (390 x 844, a phone's User-Agent and a desktop's): the stacked
-  panels get the height they need, the page scrolls, and no two chart texts overlap.
+  panels get the height they need, the page scrolls, no two chart texts overlap, and Back /
+  Next stand above the slide's title.
 * At 1280 x 720 the first screen of the page shows the default example's repeated rows
   (1, 4 and 7 of "A rose is a rose is a rose."), labelled, inside the window.
 """
@@ -62,6 +63,9 @@ def test_lecture_slides_on_a_phone_take_the_room_their_panels_need(
     assert_no_collisions(page, plot)
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 390, "nothing wider than the phone"
+    nav = [page.locator(f".posviz-nav-{name}").bounding_box() for name in ("back", "next")]
+    title = page.locator(".posviz-nav-title").bounding_box()
+    assert all(box["y"] + box["height"] <= title["y"] + 0.5 for box in nav), (nav, title)
     assert page.console_errors == []
 
 
