@@ -98,10 +98,13 @@ def test_the_3d_scatter_turns_and_names_a_position_on_hover(sized: Any, server_u
     page.mouse.move(left + width / 2 + 160, top + height / 2 + 40, steps=12)
     page.mouse.up()
     page.wait_for_function(f"(before) => ({EYE})({GEOMETRY!r}) !== before", arg=before)
-    # Sweep the scene until the pointer is over a point: plotly names it on hover.
+    # Sweep the scene row by row until the pointer is over a point: plotly names it on hover
+    # (each move is a WebGL pick, costly in a software-rendered browser: stop at the first).
     for row in range(1, 24):
         for column in range(1, 24):
             page.mouse.move(left + width * column / 24, top + height * row / 24)
+        if page.evaluate("() => window.__hovered !== null"):
+            break
     page.wait_for_function("() => window.__hovered !== null", timeout=LOAD_TIMEOUT)
     position = page.evaluate("() => window.__hovered")
     assert isinstance(position, int) and 0 <= position < 64
