@@ -32,6 +32,9 @@ SLIDE_CHARTS = {
     9: (".st-key-similarity", 3),
     11: (".st-key-compare", 8),
 }
+PANELS_HIGH = """(s) => Array.from(
+    document.querySelectorAll(s + ' g.hm, ' + s + ' .cartesianlayer .bg'),
+    g => g.getBoundingClientRect().height).filter(h => h > 0)"""
 ROW_BOTTOMS = """(selector) => Object.fromEntries(Array.from(
     document.querySelectorAll(selector + ' .yaxislayer-above .ytick text'),
     (t) => [t.textContent, t.getBoundingClientRect().bottom]))"""
@@ -58,6 +61,8 @@ def test_lecture_slides_on_a_phone_take_the_room_their_panels_need(
         plot,
     )
     assert min(heights) >= (60 if layers == 8 else 150), f"a squeezed panel: {heights}"
+    every = page.evaluate(PANELS_HIGH, plot)  # the heatmaps and the plots' backgrounds
+    assert every and min(every) >= 120, f"a squeezed panel: {every}"
     tops = {round(top) for _, top, _ in panels}
     assert len(tops) == layers, "one panel under the other"
     assert_no_collisions(page, plot)
