@@ -46,6 +46,9 @@ def paste(page: Any, box: str, text: str) -> None:
     page.keyboard.press("Control+A")
     page.evaluate("(text) => navigator.clipboard.writeText(text)", text)
     page.keyboard.press("Control+V")
+    # In the box before it is applied (the browser's box has no limit): a failure below is
+    # then the page's, not the paste's.
+    wait_for_box_length(page, box, len(text))
     page.keyboard.press("Control+Enter")
 
 
@@ -58,9 +61,22 @@ def wait_for_box_length(page: Any, box: str, length: int) -> None:
 
 
 def wait_for_text(page: Any, words: str) -> None:
-    page.wait_for_function(
-        "(words) => document.body.innerText.includes(words)", arg=words, timeout=LOAD_TIMEOUT
-    )
+    """Wait for ``words`` on the page; if they never come, fail saying what the page shows
+    instead (its text boxes' lengths, its alerts, whether the chart was drawn)."""
+    try:
+        page.wait_for_function(
+            "(words) => document.body.innerText.includes(words)", arg=words, timeout=LOAD_TIMEOUT
+        )
+    except Exception as error:  # Playwright's TimeoutError
+        shown = page.evaluate(
+            """() => ({
+                boxes: [...document.querySelectorAll('textarea')].map((t) => t.value.length),
+                alerts: [...document.querySelectorAll('[data-testid="stAlert"]')]
+                    .map((a) => a.innerText),
+                chart: document.querySelector('.js-plotly-plot') !== null,
+            })"""
+        )
+        raise AssertionError(f"never shown: {words!r}; the page shows {shown}") from error
 
 
 @pytest.mark.parametrize(
