@@ -281,6 +281,11 @@ def _slider(page: Any, label: str) -> Any:
     return page.locator(f'input[type="range"][aria-label^="{label}"]').first
 
 
+def _open_tab(page: Any, label: str) -> None:
+    """Click the button of the tab ``label`` (the tab buttons: key ``view``)."""
+    page.locator(".st-key-view").get_by_role("radio", name=label, exact=True).click()
+
+
 def _new_page(context: Any) -> Any:
     page = context.new_page()
     page.add_init_script(RECORD_PLOTLY_CALLS)
@@ -393,7 +398,7 @@ def run(
                     page, "Embedding dimension", reps, keys, server.pid, tracer
                 )
                 # The Training tab: its step slider reruns the tab's fragment alone.
-                page.get_by_role("tab", name="Training").click()
+                _open_tab(page, "Training")
                 page.wait_for_selector(
                     'input[type="range"][aria-label^="Training step"]', timeout=TIMEOUT_MS
                 )
@@ -402,7 +407,7 @@ def run(
                 rows[TRAINING] = _presses(
                     page, step, reps, keys, server.pid, tracer, chart="training", traces=None
                 )
-                page.get_by_role("tab", name="Embeddings").click()
+                _open_tab(page, "Embeddings")
                 page.wait_for_selector(f".st-key-{CHART} .js-plotly-plot", timeout=TIMEOUT_MS)
                 if big:
                     text = page.locator('[data-testid="stTextArea"] textarea').first

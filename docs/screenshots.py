@@ -102,7 +102,7 @@ def default_view(page: Any, url: str) -> Path:
 def similarity_view(page: Any, url: str) -> Path:
     page.goto(url)
     wait_for_chart(page, "embeddings", LESSON)
-    page.get_by_role("tab", name="Similarity").click()
+    page.locator(".st-key-view").get_by_role("radio", name="Similarity", exact=True).click()
     marker = "read 1.000 in the token panel"  # the similarity tab's sentence
     wait_for_chart(page, "similarity", marker)
     return capture(page, "similarity.png", marker)
@@ -159,11 +159,7 @@ def shape_chart(
     page.wait_for_function(SHAPE_DRAWN, arg=[selector, scenes], timeout=TIMEOUT)
     page.wait_for_function(IDLE, arg=marker, timeout=TIMEOUT)
     path = DOCS / f"{key}.png"
-    shot = (
-        page.locator('[role="tabpanel"]:visible').first
-        if whole_tab
-        else page.locator(f".st-key-{key}")
-    )
+    shot = page.locator(".st-key-tab_panel") if whole_tab else page.locator(f".st-key-{key}")
     shot.screenshot(path=str(path), type="png")
     page.set_viewport_size(size)
     if path.stat().st_size > MAX_BYTES:

@@ -47,6 +47,7 @@ GPT2_ABOUT: Final = (state.WEIGHTS, state.EMB_DIM, state.SEED, state.SCHEME)
 INFO: Final = "ℹ️"  # the icon of what the page says about a choice it made for the user
 GPT2_FALLBACK: Final = "gpt2-fallback"
 GPT2_LINK_FALLBACK: Final = "gpt2-fallback-link"  # a link's request: the link keeps asking
+TAB_PANEL: Final = "tab_panel"  # the open tab's container (CSS class st-key-tab_panel)
 # posviz's tensors are small: torch's intra-op threads only add hand-offs, which cost 5-20 ms
 # per operation when the CPU is shared with other sessions (benchmarks/bench.py measures it).
 torch.set_num_threads(1)
@@ -109,13 +110,23 @@ def window_picker(view: View) -> None:
 
 
 def tabs(view: View, tables: TablesFor) -> None:
-    """Below the controls: the chips, then the tabs (each built only when open)."""
+    """Below the controls: the chips, a row of buttons that picks the tab, and the open tab
+    (the only one built).
+
+    Buttons (``st.segmented_control``), not ``st.tabs``: Streamlit's tabs redraw their bar and
+    their panel at every rerun, about 50 ms of the browser's CPU per key press on this page
+    (react-aria's tab panel; ``docs/performance.md``), a third of the press; the buttons cost
+    none of it. ``required``: one tab is always open (a second click keeps it open)."""
     chips(view, lecture=False)
-    made = st.tabs([tab.label for tab in TABS], key=state.TAB, on_change="rerun")
-    for tab, container in zip(TABS, made, strict=True):
-        if container.open:
-            with container:
-                tab.render(Room(view, tables))
+    open_tab = tab_named(state.get(state.TAB))
+    if state.get(state.TAB) != open_tab.label:  # none yet (a new session): the first tab
+        state.set_values({state.TAB: open_tab.label})
+    st.segmented_control(
+        "Tab", [tab.label for tab in TABS], key=state.TAB, required=True,
+        label_visibility="collapsed",
+    )  # fmt: skip
+    with st.container(key=TAB_PANEL):
+        open_tab.render(Room(view, tables))
 
 
 def view_page(

@@ -166,6 +166,23 @@ def test_similarity_tab_shows_cosine_similarities(
         assert f"read {min(rose):.3f} to {max(rose):.3f}" in text
 
 
+def test_the_tab_buttons_open_one_tab_at_a_time(app_test: AppFactory) -> None:
+    """The row of tab buttons (st.segmented_control, not st.tabs: docs/architecture.md): one
+    per tab, in the tabs' order, the open one chosen; a click opens that tab alone (a second
+    click on the open one keeps it open: tests/test_browser_page.py)."""
+    assert ok(app_test()).button_group(key="view").value == "Embeddings"  # a new page
+    at = ok(app_test({"tab": "geometry"}))
+    buttons = at.button_group(key="view")
+    assert buttons.options == [
+        "Embeddings", "Similarity", "Geometry", "Distance & length", "Word order",
+        "Attention", "Training", "Show the code", "Download",
+    ]  # fmt: skip
+    assert buttons.value == "Geometry"
+    ok(buttons.set_value("Similarity").run())
+    assert at.button_group(key="view").value == "Similarity"
+    assert list(sent_figures(at)) == ["similarity"]
+
+
 def test_repeated_tokens_are_highlighted_in_the_chips(app_test: AppFactory) -> None:
     at = ok(app_test())
     chips = next(m.value for m in at.markdown if "-badge[" in m.value)

@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from pages import wait_for_text
 
 pytestmark = pytest.mark.browser
 
@@ -58,25 +59,6 @@ def wait_for_box_length(page: Any, box: str, length: int) -> None:
         arg=[box, length],
         timeout=LOAD_TIMEOUT,
     )
-
-
-def wait_for_text(page: Any, words: str) -> None:
-    """Wait for ``words`` on the page; if they never come, fail saying what the page shows
-    instead (its text boxes' lengths, its alerts, whether the chart was drawn)."""
-    try:
-        page.wait_for_function(
-            "(words) => document.body.innerText.includes(words)", arg=words, timeout=LOAD_TIMEOUT
-        )
-    except Exception as error:  # Playwright's TimeoutError
-        shown = page.evaluate(
-            """() => ({
-                boxes: [...document.querySelectorAll('textarea')].map((t) => t.value.length),
-                alerts: [...document.querySelectorAll('[data-testid="stAlert"]')]
-                    .map((a) => a.innerText),
-                chart: document.querySelector('.js-plotly-plot') !== null,
-            })"""
-        )
-        raise AssertionError(f"never shown: {words!r}; the page shows {shown}") from error
 
 
 @pytest.mark.parametrize(

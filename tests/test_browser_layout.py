@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from pages import TAB_BUTTONS, open_tab
 
 pytestmark = pytest.mark.browser
 
@@ -275,7 +276,7 @@ def test_chart_texts_never_collide(
     if width >= 1600:  # large screens: the chart's type grows with the page's (17 px and up)
         assert min(page.evaluate(TICK_SIZES, CHART)) >= 17
     if not lecture:
-        page.get_by_role("tab", name="Similarity").click()
+        open_tab(page, "Similarity")
         wait_drawn(page, 3, SIMILARITY)
         assert_no_collisions(page, SIMILARITY)
 
@@ -303,10 +304,11 @@ PANELS = """(s) => Array.from(document.querySelectorAll(s + ' g.hm'),
     g => { const r = g.getBoundingClientRect(); return [r.left, r.top, r.width]; })"""
 NUMBERS_ON_BAR = """(s) => Array.from(document.querySelectorAll(s + ' .colorbar text'))
     .filter(t => /\\d/.test(t.textContent)).length"""
-TABS = """() => {
-    const list = document.querySelector('.st-key-view [role="tablist"]');
-    const tabs = Array.from(list.querySelectorAll('[role="tab"]'), t => t.getBoundingClientRect());
-    return [list.scrollWidth - list.clientWidth, tabs.map(r => [r.left, r.right])];
+# The tab buttons' left and right edges, and how much of their row scrolls out of sight.
+TABS = """(buttons) => {
+    const tabs = Array.from(document.querySelectorAll(buttons), t => t.getBoundingClientRect());
+    const row = document.querySelector(buttons).parentElement;
+    return [row.scrollWidth - row.clientWidth, tabs.map(r => [r.left, r.right])];
 }"""
 
 
@@ -334,11 +336,12 @@ def test_narrow_windows_stack_the_panels_whatever_the_browser_says(
     assert_no_collisions(page)
     wide = page.evaluate("() => document.documentElement.scrollWidth")
     assert wide <= width, "nothing wider than the window"
-    hidden, tabs = page.evaluate(TABS)
+    hidden, tabs = page.evaluate(TABS, TAB_BUTTONS)
+    assert len(tabs) == 9, "a button for every tab"
     assert hidden <= 1 and all(left >= 0 and right <= width for left, right in tabs), tabs
-    page.get_by_role("tab", name="Download").click()
+    open_tab(page, "Download")
     page.get_by_role("button", name="Matrices (.csv)").wait_for(timeout=LOAD_TIMEOUT)
-    page.get_by_role("tab", name="Similarity").click()
+    open_tab(page, "Similarity")
     wait_drawn(page, 3, SIMILARITY)
     assert_no_collisions(page, SIMILARITY)
     assert page.console_errors == []

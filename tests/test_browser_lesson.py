@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pages import open_tab, wait_for_text
 
 pytestmark = pytest.mark.browser
 
@@ -42,13 +43,6 @@ def wait_for_panels(page: Any, selector: str, shown: int, traces: int = 3) -> No
     )
 
 
-def wait_for_text(page: Any, text: str) -> None:
-    """Until the page shows ``text`` (elements of a run arrive one after another)."""
-    page.wait_for_function(
-        "(text) => document.body.innerText.includes(text)", arg=text, timeout=LOAD_TIMEOUT
-    )
-
-
 def panels(page: Any, selector: str) -> list[object] | None:
     result = page.evaluate(PANELS, selector)
     return None if result is None else list(result)
@@ -57,7 +51,7 @@ def panels(page: Any, selector: str) -> list[object] | None:
 def test_similarity_tab_draws_three_heatmaps(page: Any, server_url: str) -> None:
     page.goto(server_url)
     page.wait_for_selector(EMBEDDINGS, timeout=LOAD_TIMEOUT)
-    page.get_by_role("tab", name="Similarity").click()
+    open_tab(page, "Similarity")
     wait_for_panels(page, SIMILARITY, 3)
     assert panels(page, SIMILARITY) == [[True, True, True], 3]
     sizes = page.evaluate(
@@ -115,7 +109,7 @@ def test_charts_offer_a_png_download_button(page: Any, server_url: str, tmp_path
     saved = tmp_path / "posviz.png"
     download.value.save_as(saved)
     assert saved.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    page.get_by_role("tab", name="Similarity").click()
+    open_tab(page, "Similarity")
     wait_for_panels(page, SIMILARITY, 3)
     camera = page.locator(f"{SIMILARITY} .modebar-btn[data-title='Download plot as a PNG']")
     assert camera.count() == 1

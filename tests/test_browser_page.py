@@ -24,6 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from pages import TAB_BUTTONS, open_tab
 
 from devtools.server import running_server
 from posviz_app._streamlit import CSS_TEST_IDS
@@ -149,7 +150,7 @@ def test_a_link_to_a_window_the_text_lacks_keeps_the_text_and_says_so(
     assert shown == "A rose is a rose (repeated words)", f"the example menu says {shown!r}"
     notice = f"Window {window} does not exist: this text gives 1 window(s). Showing window 0."
     assert notice in " ".join(warnings(page))
-    page.get_by_role("tab", name="Similarity").click()  # a rerun that changes no setting
+    open_tab(page, "Similarity")  # a rerun that changes no setting
     settle(page, ".st-key-similarity .js-plotly-plot")
     assert notice in " ".join(warnings(page)), "the notice stands until a setting changes"
     assert area.input_value() == DEFAULT_TEXT
@@ -163,6 +164,50 @@ def test_a_link_to_a_window_the_text_lacks_keeps_the_text_and_says_so(
     settle(page, ".st-key-similarity .js-plotly-plot")
     assert notice not in " ".join(warnings(page)), "a changed setting: the link is not shown"
     assert area.input_value() == DEFAULT_TEXT
+
+
+CHECKED = """(buttons) => Array.from(document.querySelectorAll(buttons))
+    .filter((b) => b.getAttribute('aria-checked') === 'true').map((b) => b.innerText)"""
+
+
+def checked(page: Any, label: str) -> list[str]:
+    """The labels of the checked tab buttons, once ``label``'s is checked (a run's elements
+    arrive one after another; if it never is, the wait fails)."""
+    page.wait_for_function(
+        f"(b) => ({CHECKED})(b).includes({label!r})", arg=TAB_BUTTONS, timeout=LOAD_TIMEOUT
+    )
+    return list(page.evaluate(CHECKED, TAB_BUTTONS))
+
+
+def test_the_tab_buttons_show_the_open_tab_and_keep_one_open(page: Any, server_url: str) -> None:
+    """The tabs are a row of buttons (docs/architecture.md): a new page's open tab is the
+    checked one, a click on another opens it alone and links it, a click on the open one keeps
+    it open."""
+    similarity = ".st-key-similarity .js-plotly-plot"
+    page.goto(server_url)
+    settle(page)
+    assert checked(page, "Embeddings") == ["Embeddings"]
+    open_tab(page, "Similarity")
+    page.wait_for_function(
+        "() => new URLSearchParams(location.search).get('tab') === 'similarity'",
+        timeout=LOAD_TIMEOUT,
+    )
+    settle(page, similarity)
+    assert checked(page, "Similarity") == ["Similarity"]
+    assert page.locator(CHART).count() == 0, "only the open tab is drawn"
+    open_tab(page, "Similarity")  # the open tab's button again
+    settle(page, similarity)
+    assert checked(page, "Similarity") == ["Similarity"]
+    assert query(page)["tab"] == ["similarity"]
+    open_tab(page, "Distance & length")
+    page.wait_for_function(
+        "() => new URLSearchParams(location.search).get('tab') === 'distance'",
+        timeout=LOAD_TIMEOUT,
+    )
+    settle(page, ".st-key-distance .js-plotly-plot")
+    assert checked(page, "Distance & length") == ["Distance & length"]
+    assert page.locator(similarity).count() == 0, "only the open tab is drawn"
+    assert page.console_errors == []
 
 
 def test_gpt2_without_its_tables_says_so_and_keeps_saying_it(page: Any, server_url: str) -> None:

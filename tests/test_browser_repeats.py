@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pages import open_tab
 from reference import repeated_groups
 from test_browser_layout import COLLISIONS, DRAWN, IDLE, LOAD_TIMEOUT
 
@@ -269,7 +270,7 @@ def test_a_phone_says_top_and_bottom(sized: Any, server_url: str) -> None:
     assert "(token panel, top:" in text and "(input panel, bottom:" in text
     for word in ("left", "right"):
         assert word not in text.split(), text
-    page.get_by_role("tab", name="Similarity").click()
+    open_tab(page, "Similarity")
     wait_drawn(page, SIMILARITY, 3)
     wait_idle_text(page, "read 1.000 in the token panel (top)")
     text = page.locator(".st-key-lesson").inner_text()
