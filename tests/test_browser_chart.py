@@ -217,4 +217,7 @@ def test_a_chart_that_needs_another_build_is_purged_and_drawn_anew(
     assert page.evaluate("(s) => document.querySelector(s)._fullData[0].type", THREE_D) == (
         "scatter3d"
     )
+    # A 3-D scene at the screen's pixel ratio (1 here), not plotly.js's default of 2.
+    ratio = "(s) => [window.devicePixelRatio, document.querySelector(s)._context.plotGlPixelRatio]"
+    assert page.evaluate(ratio, THREE_D) == [1, 1]
     assert page.console_errors == []
