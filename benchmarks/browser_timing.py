@@ -51,6 +51,7 @@ if str(ROOT) not in sys.path:  # `python benchmarks/browser_timing.py`: import f
 
 from benchmarks.tables import fmt_time, print_table  # noqa: E402
 from benchmarks.texts import long_text  # noqa: E402
+from devtools.pages import open_tab  # noqa: E402
 from devtools.plotly_calls import RECORD_PLOTLY_CALLS  # noqa: E402
 
 VIEWPORT = {"width": 1600, "height": 1000}
@@ -281,11 +282,6 @@ def _slider(page: Any, label: str) -> Any:
     return page.locator(f'input[type="range"][aria-label^="{label}"]').first
 
 
-def _open_tab(page: Any, label: str) -> None:
-    """Click the button of the tab ``label`` (the tab buttons: key ``view``)."""
-    page.locator(".st-key-view").get_by_role("radio", name=label, exact=True).click()
-
-
 def _new_page(context: Any) -> Any:
     page = context.new_page()
     page.add_init_script(RECORD_PLOTLY_CALLS)
@@ -398,7 +394,7 @@ def run(
                     page, "Embedding dimension", reps, keys, server.pid, tracer
                 )
                 # The Training tab: its step slider reruns the tab's fragment alone.
-                _open_tab(page, "Training")
+                open_tab(page, "Training")
                 page.wait_for_selector(
                     'input[type="range"][aria-label^="Training step"]', timeout=TIMEOUT_MS
                 )
@@ -407,7 +403,7 @@ def run(
                 rows[TRAINING] = _presses(
                     page, step, reps, keys, server.pid, tracer, chart="training", traces=None
                 )
-                _open_tab(page, "Embeddings")
+                open_tab(page, "Embeddings")
                 page.wait_for_selector(f".st-key-{CHART} .js-plotly-plot", timeout=TIMEOUT_MS)
                 if big:
                     text = page.locator('[data-testid="stTextArea"] textarea').first

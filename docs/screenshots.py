@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from devtools.chromium import CHROMIUM, CHROMIUM_ARGS, PHONE_CONTEXT  # noqa: E402
+from devtools.pages import TAB_PANEL, open_tab  # noqa: E402
 from devtools.server import start_server  # noqa: E402
 
 DOCS = ROOT / "docs"
@@ -102,7 +103,7 @@ def default_view(page: Any, url: str) -> Path:
 def similarity_view(page: Any, url: str) -> Path:
     page.goto(url)
     wait_for_chart(page, "embeddings", LESSON)
-    page.locator(".st-key-view").get_by_role("radio", name="Similarity", exact=True).click()
+    open_tab(page, "Similarity")
     marker = "read 1.000 in the token panel"  # the similarity tab's sentence
     wait_for_chart(page, "similarity", marker)
     return capture(page, "similarity.png", marker)
@@ -159,7 +160,7 @@ def shape_chart(
     page.wait_for_function(SHAPE_DRAWN, arg=[selector, scenes], timeout=TIMEOUT)
     page.wait_for_function(IDLE, arg=marker, timeout=TIMEOUT)
     path = DOCS / f"{key}.png"
-    shot = page.locator(".st-key-tab_panel") if whole_tab else page.locator(f".st-key-{key}")
+    shot = page.locator(TAB_PANEL) if whole_tab else page.locator(f".st-key-{key}")
     shot.screenshot(path=str(path), type="png")
     page.set_viewport_size(size)
     if path.stat().st_size > MAX_BYTES:

@@ -1,18 +1,16 @@
-"""What the browser tests do on posviz's page, in one place: open a tab by its button, and wait
-for a sentence, failing with what the page shows instead."""
+"""What the browser tests do on posviz's page, in one place: open a tab by its button
+(``devtools.pages``, shared with the benchmarks and the screenshot script), and wait for a
+sentence, failing with what the page shows instead."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from devtools.pages import TAB_BUTTONS, TAB_PANEL, open_tab
+
+__all__ = ["LOAD_TIMEOUT", "TAB_BUTTONS", "TAB_PANEL", "open_tab", "wait_for_text"]
+
 LOAD_TIMEOUT = 180_000  # ms: the server's first run imports torch (on a busy machine)
-# The tab buttons (st.segmented_control, key "view"): each a radio named by its tab's label.
-TAB_BUTTONS = '.st-key-view [role="radio"]'
-
-
-def open_tab(page: Any, label: str) -> None:
-    """Click the button of the tab ``label`` (its whole label: "Similarity", "Download")."""
-    page.locator(".st-key-view").get_by_role("radio", name=label, exact=True).click()
 
 
 def wait_for_text(page: Any, words: str) -> None:

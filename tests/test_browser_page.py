@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from pages import TAB_BUTTONS, open_tab
+from pages import TAB_BUTTONS, TAB_PANEL, open_tab
 
 from devtools.server import running_server
 from posviz_app._streamlit import CSS_TEST_IDS
@@ -195,6 +195,7 @@ def test_the_tab_buttons_show_the_open_tab_and_keep_one_open(page: Any, server_u
     settle(page, similarity)
     assert checked(page, "Similarity") == ["Similarity"]
     assert page.locator(CHART).count() == 0, "only the open tab is drawn"
+    assert page.locator(f"{TAB_PANEL} {similarity}").count() == 1, "in the tab's panel"
     open_tab(page, "Similarity")  # the open tab's button again
     settle(page, similarity)
     assert checked(page, "Similarity") == ["Similarity"]
