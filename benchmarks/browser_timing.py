@@ -399,9 +399,10 @@ def run(
                     'input[type="range"][aria-label^="Training step"]', timeout=TIMEOUT_MS
                 )
                 step = "Training step"
-                _presses(page, step, 2, keys, server.pid, None, chart="training", traces=None)
+                back = ["ArrowLeft", "ArrowRight"]  # the tab opens on the run's last step
+                _presses(page, step, 2, back, server.pid, None, chart="training", traces=None)
                 rows[TRAINING] = _presses(
-                    page, step, reps, keys, server.pid, tracer, chart="training", traces=None
+                    page, step, reps, back, server.pid, tracer, chart="training", traces=None
                 )
                 open_tab(page, "Embeddings")
                 page.wait_for_selector(f".st-key-{CHART} .js-plotly-plot", timeout=TIMEOUT_MS)

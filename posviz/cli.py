@@ -95,7 +95,7 @@ from posviz.plots.heatmaps import (
     similarity_chart,
     similarity_figure,
 )
-from posviz.plots.training import training_figure
+from posviz.plots.training import COMPONENT_VIEWS, training_figure
 from posviz.plots.word_order import compare_figure
 from posviz.scores import AttentionError, build_attention
 from posviz.tokenizer import TokenizerDataError
@@ -257,6 +257,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="--view training: a step the run kept (default its last)",
     )
+    parser.add_argument(
+        "--components",
+        choices=COMPONENT_VIEWS,
+        default=None,
+        help="--view training: the principal components as PC 1 against PC 2 (2d, the "
+        "default) or the first three in a 3-D scene (3d, the Geometry tab's view)",
+    )
     parser.add_argument("--lecture", action="store_true", help="large fonts for a projector")
     parser.add_argument("--out", type=Path, help="write the figure to this .html or .png file")
     parser.add_argument(
@@ -386,7 +393,7 @@ def _training_view(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         report = sys.stderr if args.print_code else sys.stdout
         report.write("".join(f"{line}\n" for line in training_sentences(view)))
     if args.out is not None:
-        figure = training_figure(view, lecture=args.lecture)
+        figure = training_figure(view, lecture=args.lecture, components=args.components or "2d")
         _write(args.out, _figure_bytes(figure, args.out, args.width))
     return 0
 
@@ -482,8 +489,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"{', '.join(attention_flags)}: for --view attention (one head's scores)")
     if not 100 <= args.width <= 10_000:
         parser.error(f"--width must be from 100 to 10000 pixels, got {args.width}")
-    if (args.run is not None or args.step is not None) and args.view != "training":
-        parser.error("--run and --step are for --view training (a training run's steps)")
+    training_flags = args.run is not None or args.step is not None or args.components is not None
+    if training_flags and args.view != "training":
+        parser.error(
+            "--run, --step and --components are for --view training (a training run's steps)"
+        )
     if args.view == "training":
         return _training_view(args, parser)
     settings = _settings(args, parser)

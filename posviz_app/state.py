@@ -77,6 +77,7 @@ BEYOND: Final = "beyond"  # Distance tab: positions past the context length
 MORE_CHIPS: Final = "more_chips"  # the "and N more tokens" expander
 NAV: Final = "lecture_nav"  # lecture mode's navigation component
 PLAYING: Final = "training_playing"  # the Training tab's play button: stepping through
+TRAIN_3D: Final = "training_3d"  # the Training tab's switch: principal components in 3-D
 # The page's own state (no widget).
 STEP: Final = "step"  # lecture mode's slide, from 0
 _LINK_READ: Final = "_link_read"  # the session's settings were read from its link

@@ -81,6 +81,28 @@ def test_a_link_opens_the_run_at_its_step(app_test: AppFactory, run: str, step: 
     assert "train_step" not in at.query_params
 
 
+def test_the_components_are_a_plane_and_the_switch_turns_them_into_a_scene(
+    app_test: AppFactory,
+) -> None:
+    """PC 1 against PC 2 by default (no WebGL scene to redraw at each step); the switch draws
+    the first three in 3-D, for this step and the ones after it."""
+    at = ok(app_test({"tab": "training", "step": "600"}))
+    types = [t["type"] for t in sent_figures(at)["training"]["data"]]
+    assert "scatter3d" not in types and types.count("scatter") >= 5
+    assert not at.toggle(key="training_3d").value
+    at.toggle(key="training_3d").set_value(True).run()
+    ok(at)
+    (scene,) = [t for t in sent_figures(at)["training"]["data"] if t["type"] == "scatter3d"]
+    centred = snapshot("small-init", 600).astype(np.float64)
+    centred -= centred.mean(axis=0)
+    _, _, right = np.linalg.svd(centred, full_matrices=False)
+    pc1 = centred @ right[0]
+    assert np.allclose(np.abs(np.asarray(scene["x"])), np.abs(pc1), atol=1e-4)
+    step_slider(at).set_value(650).run()
+    ok(at)
+    assert [t["type"] for t in sent_figures(at)["training"]["data"]].count("scatter3d") == 1
+
+
 def test_a_step_the_run_did_not_keep_shows_the_nearest(app_test: AppFactory) -> None:
     at = ok(app_test({"tab": "training", "step": "620"}))
     assert step_slider(at).value == 600

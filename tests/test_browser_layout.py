@@ -420,6 +420,33 @@ def test_the_training_tab_reads_at_every_size(
     assert page.console_errors == []
 
 
+# The Training figure's components: the plane's markers (one per position), and whether a
+# WebGL scene is drawn.
+COMPONENTS = """(s) => { const gd = document.querySelector(s);
+  const plane = (gd._fullData || []).find(t => t.xaxis === 'x4' && t.mode === 'lines+markers');
+  return {plane: plane ? plane._length : 0,
+          scenes: gd.querySelectorAll('.gl-container canvas').length,
+          scene3d: (gd.data || []).filter(t => t.type === 'scatter3d').length}; }"""
+
+
+def test_the_training_components_are_a_plane_until_the_switch_asks_for_3d(
+    sized: Any, server_url: str
+) -> None:
+    """The Training tab draws PC 1 against PC 2 in a plane (no WebGL scene to redraw at every
+    step); its switch redraws them as the Geometry tab's 3-D scene, texts still apart."""
+    page = sized(1280, 800)
+    page.goto(f"{server_url}/?tab=training&step=600")
+    plot = ".st-key-training .js-plotly-plot"
+    wait_drawn(page, 2, plot)
+    assert page.evaluate(COMPONENTS, plot) == {"plane": 64, "scenes": 0, "scene3d": 0}
+    page.get_by_text("Principal components in 3-D").click()
+    page.wait_for_function(f"(s) => ({COMPONENTS})(s).scenes > 0", arg=plot, timeout=LOAD_TIMEOUT)
+    assert page.evaluate(COMPONENTS, plot)["scene3d"] == 1
+    wait_drawn(page, 2, plot)
+    assert_no_collisions(page, plot)
+    assert page.console_errors == []
+
+
 @pytest.mark.parametrize("step", [7, 9])
 def test_a_slide_narrowed_to_a_phone_redraws_its_panels_stacked(
     sized: Any, server_url: str, step: int

@@ -41,6 +41,11 @@ def test_the_view_writes_the_figure(
     with np.load(ROOT / "posviz/data/runs/small-init.npz", allow_pickle=False) as archive:
         assert np.array_equal(decode_array(table["z"]), archive["pos_embeddings"][-1])
     assert "wrote" in capsys.readouterr().err
+    assert "scatter3d" not in {t["type"] for t in figure["data"]}  # PC 1 against PC 2
+    arguments = ["--view", "training", "--step", "1500", "--components", "3d", "--out", str(out)]
+    assert main(arguments) == 0
+    figure = json.loads(out.read_text(encoding="utf-8"))
+    assert [t["type"] for t in figure["data"]].count("scatter3d") == 1
 
 
 def test_the_view_prints_its_sentences(capsys: pytest.CaptureFixture[str]) -> None:
@@ -56,10 +61,13 @@ def test_the_view_prints_its_sentences(capsys: pytest.CaptureFixture[str]) -> No
          "no training run named 'nothing': the runs are book-settings, default-init, small-init"),
         (["--view", "training", "--step", "601", "--lesson"],
          "no snapshot at step 601: it kept 0, 50, …, 1500 (31 steps)"),
-        (["--run", "small-init", "--lesson"], "--run and --step are for --view training"),
+        (["--run", "small-init", "--lesson"],
+         "--run, --step and --components are for --view training"),
+        (["--components", "3d", "--lesson"],
+         "--run, --step and --components are for --view training"),
         (["--view", "training", "--csv", "m.csv"], "--view training draws a figure"),
     ],
-    ids=["unknown-run", "step-not-kept", "run-without-view", "csv"],
+    ids=["unknown-run", "step-not-kept", "run-without-view", "components-without-view", "csv"],
 )  # fmt: skip
 def test_bad_training_options_say_what_to_do(
     arguments: list[str], message: str, capsys: pytest.CaptureFixture[str]

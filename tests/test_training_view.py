@@ -3,6 +3,7 @@ computed in the tests from the stored snapshots (issue 26)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Callable
@@ -15,9 +16,9 @@ import torch
 from posviz.gpt2.store import Gpt2Embeddings
 from posviz.lesson import training as words
 from posviz.plots import Canvas
-from posviz.plots.training import training_chart
+from posviz.plots.training import COMPONENT_VIEWS, training_chart
 from posviz.training.runs import RunError, TrainingRun, load_named_run
-from posviz.training.view import build_training
+from posviz.training.view import build_training, run_label
 
 RUNS = ("small-init", "default-init", "book-settings")
 STEPS = (0, 600, 1500)
@@ -140,7 +141,10 @@ def test_gpt2s_first_positions_stand_beside(runs: dict[str, TrainingRun]) -> Non
     assert drawn.decisions.gpt2 and "gpt2" in drawn.decisions.panels
     names = [t.get("name") for t in drawn.spec.data]
     assert "GPT-2 124M trained" in names  # the curve
-    assert sum(t["type"] == "scatter3d" for t in drawn.spec.data) == 2
+    planes = [t for t in drawn.spec.data if t.get("name") in (run_label(view.run), "GPT-2 124M")]
+    assert [t["type"] for t in planes] == ["scatter", "scatter"]
+    drawn_3d = training_chart(view, components="3d")
+    assert sum(t["type"] == "scatter3d" for t in drawn_3d.spec.data) == 2
 
 
 # --- the sentences ------------------------------------------------------------------------------
@@ -263,9 +267,21 @@ def test_the_figure_draws_the_stored_numbers(
         assert np.array_equal(
             decode_array(by_name["each step's batch"]["y"]), archive["batch_loss"]
         )
-    (scene,) = [t for t in figure["data"] if t["type"] == "scatter3d"]
+    # The components in a plane (the default): PC 1 on x, PC 2 on y, PC 3 in the hover.
+    want = reference.centred_pca(table)[0]
+    assert not [t for t in figure["data"] if t["type"] == "scatter3d"]
+    plane = by_name[run_label(run)]
+    assert plane["type"] == "scatter" and plane["xaxis"] == "x4"
+    custom = decode_array(plane["customdata"])
+    points = np.stack([decode_array(plane["x"]), decode_array(plane["y"]), custom[:, 1]], axis=1)
+    assert reference.same_up_to_sign(points, want, atol=1e-4)
+    assert np.array_equal(custom[:, 0], np.arange(64))
+    assert figure["layout"]["yaxis4"]["scaleanchor"] == "x4"  # PC 1 and PC 2 on one scale
+    # ... and in 3-D, the Geometry tab's view.
+    figure_3d = json.loads(training_chart(view, components="3d").spec.figure().to_json())
+    (scene,) = [t for t in figure_3d["data"] if t["type"] == "scatter3d"]
     points = np.stack([decode_array(scene[a]) for a in "xyz"], axis=1)
-    assert reference.same_up_to_sign(points, reference.centred_pca(table)[0], atol=1e-4)
+    assert reference.same_up_to_sign(points, want, atol=1e-4)
     lines = [s for s in figure["layout"]["shapes"] if s["type"] == "line"]
     assert [line["x0"] for line in lines] == [600]
     colour = figure["layout"]["coloraxis"]
@@ -290,10 +306,10 @@ def test_the_panels_never_overlap(
 ) -> None:
     """Every panel's domain lies in the figure and apart from the others'; each panel's title
     sits above it, under the one before."""
-    for lecture in (False, True):
+    for lecture, components in itertools.product((False, True), COMPONENT_VIEWS):
         drawn = training_chart(
             build_training(runs["small-init"], 600, gpt2=_stand_in_gpt2()),
-            canvas=canvas, stacked=stacked, lecture=lecture,
+            canvas=canvas, stacked=stacked, lecture=lecture, components=components,
         )  # fmt: skip
         assert drawn.decisions.stacked is stacked
         layout = drawn.spec.layout

@@ -21,8 +21,8 @@ INTRO: Final = (
     "The book's GPT (chapter 4: d 128, 4 layers, 4 heads, context 64) trained on *The "
     "Verdict* with chapter 5's loop. The slider steps through the positional tables the run "
     "kept: the table itself, how alike its positions are, the mean cosine against distance "
-    "(the Distance tab's curve) beside step 0, its first three principal components (the "
-    "Geometry tab's view) and the losses."
+    "(the Distance tab's curve) beside step 0, its principal components (PC 1 against PC 2; "
+    "the switch turns on the first three in 3-D, the Geometry tab's view) and the losses."
 )
 
 

@@ -9,8 +9,10 @@ Panels, in reading order (two columns side by side; one under the other on a pho
 3. the mean cosine of positions ``i`` and ``i + k`` against the distance ``k`` (the Distance
    tab's curve) at the step, at step 0 and, when the caller has them, for GPT-2's first ``T``
    positions;
-4. the table's first three principal components in 3D (the Geometry tab's view), coloured by
-   position, and GPT-2's beside them when given;
+4. the table's principal components, coloured by position, and GPT-2's beside them when
+   given: by default PC 1 against PC 2 in a plane (PC 3 in the hover), so that stepping
+   through the run redraws no WebGL scene; with ``components="3d"`` the first three in 3D
+   (the Geometry tab's view, a scene to turn);
 5. the loss: each step's batch, and the training and validation text evaluated at the kept
    steps, with the step marked.
 
@@ -24,6 +26,8 @@ Payload: ``T·d + T² + 3·T`` float32 for the panels and the run's ``N`` batch 
 ('table', 'similarity', 'distance', 'components', 'loss')
 >>> [t["type"] for t in drawn.spec.data][:3], drawn.decisions.stacked
 (['heatmap', 'heatmap', 'scatter'], False)
+>>> drawn.decisions.components, [t["type"] for t in drawn.spec.data if t.get("xaxis") == "x4"]
+('2d', ['scatter'])
 """
 
 from __future__ import annotations
@@ -63,6 +67,9 @@ from posviz.token_text import for_plotly
 from posviz.training.view import TrainingView, run_label
 
 PANELS: Final = ("table", "similarity", "distance", "components", "gpt2", "loss")
+# How the principal components are drawn: PC 1 against PC 2 in a plane (the default: a step
+# change redraws 2-D panels only, no WebGL scene), or the first three in a 3-D scene.
+COMPONENT_VIEWS: Final = ("2d", "3d")
 STEP_COLOUR: Final = TABLE_COLOURS["learned"]  # the run's table at the step: the learned orange
 START_COLOUR: Final = "#777777"  # step 0, dashed
 TRAIN_COLOUR: Final = "#0072B2"  # Okabe & Ito blue
@@ -84,6 +91,7 @@ class TrainingDecisions:
     panels: tuple[str, ...]  # the panels in reading order (see the module docstring)
     gpt2: bool  # GPT-2's curve and components stand beside the run's
     colour_limit: float  # the table's colour scale: -limit … limit, every step of the run
+    components: str  # "2d": PC 1 against PC 2 in a plane; "3d": PC 1-3 in a scene
     fills: bool  # lecture mode on a measured canvas: the figure is as tall as the window leaves
 
 
@@ -99,7 +107,9 @@ class _Cell:
     shape: TableGeometry | None = None  # a scene's table
 
 
-def _cells(view: TrainingView, *, stacked: bool, lecture: bool, width: float) -> list[_Cell]:
+def _cells(
+    view: TrainingView, *, stacked: bool, lecture: bool, width: float, components: str
+) -> list[_Cell]:
     """The panels in reading order, their titles (posviz's words) and plot heights."""
     rows, dims = view.run.config.context_length, view.run.config.emb_dim
     scale = 1.2 if lecture else 1.0
@@ -119,24 +129,44 @@ def _cells(view: TrainingView, *, stacked: bool, lecture: bool, width: float) ->
             + (", GPT-2 beside" if view.gpt2_curve else ""),
             scene,
         ),
-        _Cell("components", "scene", f"first three principal components, {step}",
-              _share(view.geometry), scene, view.geometry),
     ]  # fmt: skip
+    kind = "scene" if components == "3d" else "xy"
+    which = "first three principal components" if kind == "scene" else "PC 1 and PC 2"
+    cells.append(
+        _Cell("components", kind, f"{which}, {step}", _share(view.geometry, kind), scene,
+              view.geometry)
+    )  # fmt: skip
     if view.gpt2_geometry is not None:
         cells.append(
-            _Cell("gpt2", "scene", f"GPT-2 124M trained: positions 0-{rows - 1}",
-                  _share(view.gpt2_geometry), scene, view.gpt2_geometry)
+            _Cell("gpt2", kind, f"GPT-2 124M trained: positions 0-{rows - 1}",
+                  _share(view.gpt2_geometry, kind), scene, view.gpt2_geometry)
         )  # fmt: skip
     note = f"each step's batch; the two texts every {view.run.config.snapshot_every} steps"
     cells.append(_Cell("loss", "xy", "loss", note, loss))
     return cells
 
 
-def _share(shape: TableGeometry) -> str:
-    """The note under a scene: what its three components hold; the colour is the position."""
+def _share(shape: TableGeometry, kind: str) -> str:
+    """The note under a components panel: what its components hold; the colour is the
+    position. A plane (``kind`` ``"xy"``) names PC 1 and 2's share and PC 3's, in the hover.
+
+    >>> import torch
+    >>> from posviz.geometry import analyse_table
+    >>> from posviz.position_tables import PositionalTable
+    >>> rows = [[3, 0, 0], [-3, 0, 0], [0, 2, 0], [0, -2, 0], [0, 0, 1], [0, 0, -1]]
+    >>> table = PositionalTable("learned", "learned", torch.tensor(rows, dtype=torch.float32), None)
+    >>> _share(analyse_table(table), "xy")  # variances 18, 8 and 2 of 28
+    '93 % of the variance (PC 3, in the hover: 7 %); colour: position'
+    """
     if shape.components == 0:
         return "all rows the same: nothing to project"
-    return f"{shape.shown_share * 100:.0f} % of the variance; colour: position"
+    if kind == "scene":
+        return f"{shape.shown_share * 100:.0f} % of the variance; colour: position"
+    shares = [float(share) for share in shape.variance_shares[:3]] + [0.0, 0.0, 0.0]
+    return (
+        f"{(shares[0] + shares[1]) * 100:.0f} % of the variance (PC 3, in the hover: "
+        f"{shares[2] * 100:.0f} %); colour: position"
+    )
 
 
 def _groups(cells: Sequence[_Cell], stacked: bool) -> list[tuple[int, ...]]:
@@ -174,6 +204,22 @@ def _scatter(shape: TableGeometry, scene: str, *, marker_size: int, label: str) 
         line={"color": positions, "coloraxis": "coloraxis3", "width": 2},
         hovertemplate="position %{customdata}<br>PC 1: %{x:.3f}<br>PC 2: %{y:.3f}<br>"
         f"PC 3: %{{z:.3f}}<extra>{label}</extra>",
+    )  # fmt: skip
+
+
+def _plane(shape: TableGeometry, axes: tuple[str, str], *, marker_size: int, label: str) -> Trace:
+    """A table's positions on PC 1 (x) and PC 2 (y), in order, coloured by position; PC 3
+    in the hover."""
+    positions = np.arange(shape.table.rows, dtype=np.int32)
+    points = shape.points.numpy().astype(np.float32)  # [T, 3]
+    return trace(
+        "scatter", x=points[:, 0], y=points[:, 1], mode="lines+markers", name=label,
+        xaxis=axes[0], yaxis=axes[1], showlegend=False,
+        customdata=np.stack([positions.astype(np.float32), points[:, 2]], axis=1),
+        marker={"size": marker_size, "color": positions, "coloraxis": "coloraxis3"},
+        line={"color": "rgba(0, 0, 0, 0.3)", "width": 1},
+        hovertemplate="position %{customdata[0]}<br>PC 1: %{x:.3f}<br>PC 2: %{y:.3f}<br>"
+        f"PC 3: %{{customdata[1]:.3f}}<extra>{label}</extra>",
     )  # fmt: skip
 
 
@@ -305,13 +351,15 @@ def training_chart(
     canvas: Canvas = UNKNOWN,
     stacked: bool = False,
     panels: Sequence[str] | None = None,
+    components: str = "2d",
 ) -> Drawn[TrainingDecisions]:
     """The Training figure for ``view`` (see the module docstring) and its decisions.
 
     ``canvas``: the room the chart has (narrow: one panel under the other); with ``Canvas()``
     ``stacked`` stacks them. ``lecture``: projector type sizes. ``panels``: draw only these
     of :data:`PANELS`, in the figure's order (a lecture slide fits two or three on a screen;
-    ``"gpt2"`` needs GPT-2's tables in the view).
+    ``"gpt2"`` needs GPT-2's tables in the view). ``components``: one of
+    :data:`COMPONENT_VIEWS`.
 
     >>> from posviz.training.runs import load_named_run
     >>> from posviz.training.view import build_training
@@ -324,6 +372,8 @@ def training_chart(
             f"panels must be among {', '.join(PANELS)}, got {', '.join(map(repr, panels))}: "
             "name the panels to draw"
         )
+    if components not in COMPONENT_VIEWS:
+        raise ValueError(f"components must be one of {COMPONENT_VIEWS}, got {components!r}")
     stacked = _stacks(canvas, stacked)
     sizes = type_sizes(lecture=lecture, canvas=canvas)
     chart = float(canvas.width or (STACKED_WIDTH + 60 if stacked else NARROWEST_CHART))
@@ -331,7 +381,7 @@ def training_chart(
     plot_width = max(chart - left - MARGIN_RIGHT, 100.0)
     gap = left / plot_width  # the right column's own tick labels, in plot fractions
     column = plot_width if stacked else plot_width * (1 - gap) / 2
-    cells = _cells(view, stacked=stacked, lecture=lecture, width=column)
+    cells = _cells(view, stacked=stacked, lecture=lecture, width=column, components=components)
     if panels is not None:
         cells = [cell for cell in cells if cell.name in panels]
     if not cells:
@@ -401,7 +451,7 @@ def training_chart(
                 panel_title(heading, note=note, x=sum(x) / 2, y=high, font_size=sizes.title)
             )
             y = (max(low, 0.0), min(high, 1.0))
-            if cell.shape is not None:  # a scene
+            if cell.kind == "scene" and cell.shape is not None:
                 scenes += 1
                 name = "scene" if scenes == 1 else f"scene{scenes}"
                 layout[name] = scene_layout(
@@ -432,6 +482,18 @@ def training_chart(
                     view.similarity.numpy(), "cosine similarity", refs, "coloraxis2",
                     "positions %{y} and %{x}<br>cosine %{z:.3f}<extra></extra>",
                 ))  # fmt: skip
+            elif cell.shape is not None:  # the components in a plane
+                layout |= _xy_axes(x, y, names, ("PC 1", "PC 2"), sizes)
+                # PC 1 and PC 2 on one scale (the Geometry tab's aspectmode "data"), the plot
+                # under its title
+                layout[names[1]] |= {  # type: ignore[operator]
+                    "scaleanchor": refs[0], "constrain": "domain", "constraintoward": "top",
+                }  # fmt: skip
+                layout[names[0]] |= {"constrain": "domain"}  # type: ignore[operator]
+                shown = label if cell.name == "components" else "GPT-2 124M"
+                traces.append(
+                    _plane(cell.shape, refs, marker_size=8 if lecture else 6, label=shown)
+                )
             elif cell.name == "distance":
                 layout |= _xy_axes(x, y, names, ("distance k", "mean cosine"), sizes)
                 layout[names[1]]["range"] = [-1.05, 1.05]  # type: ignore[index]
@@ -465,13 +527,22 @@ def training_chart(
         panels=tuple(cell.name for cell in cells),
         gpt2=view.gpt2_geometry is not None,
         colour_limit=limit,
+        components=components,
         fills=fills,
     )
     return Drawn(FigureSpec(traces, layout), decisions)
 
 
 def training_figure(
-    view: TrainingView, *, lecture: bool = False, canvas: Canvas = UNKNOWN, stacked: bool = False
+    view: TrainingView,
+    *,
+    lecture: bool = False,
+    canvas: Canvas = UNKNOWN,
+    stacked: bool = False,
+    components: str = "2d",
 ) -> go.Figure:
     """:func:`training_chart`'s figure as ``go.Figure`` (the command line's)."""
-    return training_chart(view, lecture=lecture, canvas=canvas, stacked=stacked).spec.figure()
+    drawn = training_chart(
+        view, lecture=lecture, canvas=canvas, stacked=stacked, components=components
+    )
+    return drawn.spec.figure()

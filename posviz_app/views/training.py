@@ -144,9 +144,17 @@ def _tab_chart(room: Room, run: TrainingRun) -> None:
         format_func="{:,}".format,
         on_change=state.pause,
     )
+    st.toggle(
+        "Principal components in 3-D",
+        key=state.TRAIN_3D,
+        help="PC 1-3 in a scene you can turn, the Geometry tab's view. Off: PC 1 against "
+        "PC 2 in a plane (PC 3 in the hover), which redraws fastest while stepping.",
+    )
     view = view_of(run, step)
     canvas = chart_canvas(KEY)
-    drawn = training_chart(view, canvas=canvas)
+    drawn = training_chart(
+        view, canvas=canvas, components="3d" if state.get(state.TRAIN_3D) else "2d"
+    )
     explain(training_lesson.INTRO, lecture=False)
     lead, *rest = training_lesson.sentences(view)  # the lesson above the figure, then the rest
     keyed_markdown(lead, "lesson")
