@@ -18,8 +18,8 @@ Debian's headless Chromium (Playwright, no ``playwright install``), one screen s
   beside the book's random init;
 * distance.png: the Distance & length tab's chart at 1280 x 800 (T = 64, 16 positions past it);
 * attention.png: the Attention tab at 1280 x 800, ALiBi, head 0 of 4, moved 8 positions;
-* training.png: the Training tab at 1280 x 800, the small-init run at step 600, the tab's
-  controls, sentence and chart.
+* training.png: the Training tab at 1280 x 800, the small-init run at step 600 (its principal
+  components in a plane, the default), the tab's controls, sentence and chart.
 
 A whole page is taken by making the window as tall as Streamlit's main section (it scrolls
 inside that section). Waits are for page conditions, never for time.
@@ -186,7 +186,7 @@ def attention_view(page: Any, url: str) -> Path:
 def training_view(page: Any, url: str) -> Path:
     query = "tab=training&train_step=600"
     marker = "After 600 steps neighbouring"
-    return shape_chart(page, url, query, "training", marker, scenes=["scene"], whole_tab=True)
+    return shape_chart(page, url, query, "training", marker, scenes=[], whole_tab=True)
 
 
 # Each picture: how it is taken, the window (CSS px), and whether the browser is a phone.
