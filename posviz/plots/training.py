@@ -104,7 +104,7 @@ class _Cell:
     title: str
     note: str
     height: float
-    shape: TableGeometry | None = None  # a scene's table
+    shape: TableGeometry | None = None  # a components panel's table (a plane or a scene)
 
 
 def _cells(
@@ -451,13 +451,13 @@ def training_chart(
                 panel_title(heading, note=note, x=sum(x) / 2, y=high, font_size=sizes.title)
             )
             y = (max(low, 0.0), min(high, 1.0))
+            shown = label if cell.name == "components" else "GPT-2 124M"  # a components panel's
             if cell.kind == "scene" and cell.shape is not None:
                 scenes += 1
                 name = "scene" if scenes == 1 else f"scene{scenes}"
                 layout[name] = scene_layout(
                     cell.shape, x, y, sizes.text, eye, uirevision="training"
                 )
-                shown = label if cell.name == "components" else "GPT-2 124M"
                 traces.append(
                     _scatter(cell.shape, name, marker_size=4 if lecture else 3, label=shown)
                 )
@@ -490,7 +490,6 @@ def training_chart(
                     "scaleanchor": refs[0], "constrain": "domain", "constraintoward": "top",
                 }  # fmt: skip
                 layout[names[0]] |= {"constrain": "domain"}  # type: ignore[operator]
-                shown = label if cell.name == "components" else "GPT-2 124M"
                 traces.append(
                     _plane(cell.shape, refs, marker_size=8 if lecture else 6, label=shown)
                 )
