@@ -439,7 +439,7 @@ def test_the_training_components_are_a_plane_until_the_switch_asks_for_3d(
     plot = ".st-key-training .js-plotly-plot"
     wait_drawn(page, 2, plot)
     assert page.evaluate(COMPONENTS, plot) == {"plane": 64, "scenes": 0, "scene3d": 0}
-    page.get_by_text("Principal components in 3-D").click()
+    page.get_by_text("Components in 3-D", exact=True).click()
     page.wait_for_function(f"(s) => ({COMPONENTS})(s).scenes > 0", arg=plot, timeout=LOAD_TIMEOUT)
     assert page.evaluate(COMPONENTS, plot)["scene3d"] == 1
     wait_drawn(page, 2, plot)

@@ -137,15 +137,16 @@ def _tab_chart(room: Room, run: TrainingRun) -> None:
     else:
         step = run.nearest_step(int(state.get(state.TRAIN_STEP, room.settings.train_step)))
         state.set_values({state.TRAIN_STEP: step})
-    st.select_slider(
+    slider, switch = st.columns([3, 1], vertical_alignment="bottom")  # one row: the chart higher
+    slider.select_slider(
         "Training step",
         options=run.steps,
         key=state.TRAIN_STEP,
         format_func="{:,}".format,
         on_change=state.pause,
     )
-    st.toggle(
-        "Principal components in 3-D",
+    switch.toggle(
+        "Components in 3-D",
         key=state.TRAIN_3D,
         help="PC 1-3 in a scene you can turn, the Geometry tab's view. Off: PC 1 against "
         "PC 2 in a plane (PC 3 in the hover), which redraws fastest while stepping.",
