@@ -19,6 +19,10 @@ Chromium (Playwright, ``executable_path``), then measures
 * (d) a key press on the Training tab's step slider (the small-init run, one snapshot on:
   only the tab's fragment reruns), beside (a): issue 26 asks that it cost no more.
 
+The presses of (a), (d) and, with ``--floor``, the floor app's are taken in turns (one of
+each, each in a page of its own), so that the rows compared are measured over the same
+minutes.
+
 Times are taken in the page's own clock (``performance.now()``; page loads from navigation
 start). Every call of the page's Plotly is recorded (``devtools.plotly_calls``); the chart is
 drawn when the first ``Plotly.react`` of posviz's chart component that shows new data has
@@ -42,6 +46,8 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +57,6 @@ if str(ROOT) not in sys.path:  # `python benchmarks/browser_timing.py`: import f
 
 from benchmarks.tables import fmt_time, print_table  # noqa: E402
 from benchmarks.texts import long_text  # noqa: E402
-from devtools.pages import open_tab  # noqa: E402
 from devtools.plotly_calls import RECORD_PLOTLY_CALLS  # noqa: E402
 
 VIEWPORT = {"width": 1600, "height": 1000}
@@ -63,6 +68,7 @@ BIG = "key press -> redrawn chart, T=1024, d=768 (long text, window)"
 LOAD_FRESH = "page load -> first chart, warm server, new context (cold HTTP cache)"
 LOAD_WARM = "page load -> first chart, warm server, same context (warm HTTP cache)"
 TRAINING = "key press -> redrawn chart, Training tab's step slider (small-init)"
+STEP = "Training step"  # its slider's label
 FLOOR_FRESH = "floor: page load -> chart, 6-line st.plotly_chart app, new context"
 FLOOR_WARM = "floor: page load -> chart, 6-line st.plotly_chart app, same context"
 FLOOR_KEY = "floor: key press -> redrawn chart, 6-line st.plotly_chart app (3 x 16 x d=64)"
@@ -362,7 +368,13 @@ def _load(context: Any, url: str, *, trace: bool = False) -> dict[str, Any]:
 def run(
     *, reps: int, big: bool = True, loads: int = 3, trace: bool = False, floor: bool = False
 ) -> dict[str, Any]:
-    """Start a server and Chromium, measure, stop both; samples per row, and notes."""
+    """Start a server and Chromium, measure, stop both; samples per row, and notes.
+
+    The key presses of the rows compared with one another (the defaults, the Training tab's
+    step, the floor app's) are taken in turns, one of each, each on a page of its own (its own
+    browser context: its own renderer), so that a machine slower for a minute slows all of
+    them alike (taken one row after the other, the same rows differed by 40 ms from one run to
+    the next)."""
     from playwright.sync_api import sync_playwright
 
     from devtools.chromium import CHROMIUM, CHROMIUM_ARGS
@@ -371,103 +383,111 @@ def run(
     rows: dict[str, list[dict[str, Any]]] = {}
     notes: list[str] = []
     load_before = os.getloadavg()
-    server = start_server()
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
-            try:
-                context = browser.new_context(viewport=VIEWPORT)
-                page = _new_page(context)
-                start = time.perf_counter()
-                page.goto(server.url)
-                _wait_done(page, since_key=False)
-                notes.append(
-                    f"first page load (cold server process): {time.perf_counter() - start:.1f} s"
-                )
-                tracer = _Tracer(page) if trace else None
-                # d = 64 <-> 65: one round trip first, so both tables are cached (a first
-                # visit of a (seed, d) builds its 50,257-row table: not a redraw).
-                keys = ["ArrowRight", "ArrowLeft"]
-                warm = _presses(page, "Embedding dimension", 2, keys, server.pid, None)
-                notes.append(f"d 64 -> 65, first visit of the table: {fmt_time(warm[0]['s'])}")
-                rows[DEFAULTS] = _presses(
-                    page, "Embedding dimension", reps, keys, server.pid, tracer
-                )
-                # The Training tab: its step slider reruns the tab's fragment alone.
-                open_tab(page, "Training")
-                page.wait_for_selector(
-                    'input[type="range"][aria-label^="Training step"]', timeout=TIMEOUT_MS
-                )
-                step = "Training step"
-                back = ["ArrowLeft", "ArrowRight"]  # the tab opens on the run's last step
-                _presses(page, step, 2, back, server.pid, None, chart="training", traces=None)
-                rows[TRAINING] = _presses(
-                    page, step, reps, back, server.pid, tracer, chart="training", traces=None
-                )
-                open_tab(page, "Embeddings")
-                page.wait_for_selector(f".st-key-{CHART} .js-plotly-plot", timeout=TIMEOUT_MS)
-                if big:
-                    text = page.locator('[data-testid="stTextArea"] textarea').first
-                    text.fill(long_text(0))
-                    page.evaluate(_ARM, CHART)
-                    text.press("Control+Enter")
-                    _wait_done(page, since_key=True)
-                    page.wait_for_selector(
-                        'input[type="range"][aria-label^="Window"]', timeout=TIMEOUT_MS
-                    )
-                    _press(page, _slider(page, "Context length"), "End", server.pid)  # T=1024
-                    _press(page, _slider(page, "Embedding dimension"), "End", server.pid)  # 768
-                    # The long text has 5 windows of 1,024 tokens: 0 -> 4 -> 0 -> ...
-                    keys = ["ArrowRight"] * 4 + ["ArrowLeft"] * 4
-                    _presses(page, "Window", 1, keys, server.pid, None)  # warm-up
-                    rows[BIG] = _presses(
-                        page, "Window", reps, keys[1:] + keys[:1], server.pid, tracer
-                    )
-                page.close()
-                context.close()
-                rows[LOAD_FRESH], rows[LOAD_WARM] = [], []
-                for _ in range(loads):
-                    context = browser.new_context(viewport=VIEWPORT)
-                    for label in (LOAD_FRESH, LOAD_WARM):
-                        rows[label].append(_load(context, server.url, trace=trace))
-                    context.close()
-                if floor:
-                    rows |= _floor(browser, loads=max(loads, 1), reps=reps, trace=trace)
-            finally:
-                browser.close()
-    finally:
-        server.stop()
+    with ExitStack() as stack:
+        server = stack.enter_context(start_server())
+        floor_server = stack.enter_context(_floor_server()) if floor else None
+        playwright = stack.enter_context(sync_playwright())
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
+        stack.callback(browser.close)
+        context = browser.new_context(viewport=VIEWPORT)
+        page = _new_page(context)
+        start = time.perf_counter()
+        page.goto(server.url)
+        _wait_done(page, since_key=False)
+        notes.append(f"first page load (cold server process): {time.perf_counter() - start:.1f} s")
+        # d = 64 <-> 65: one round trip first, so both tables are cached (a first visit of a
+        # (seed, d) builds its 50,257-row table: not a redraw).
+        keys = ["ArrowRight", "ArrowLeft"]
+        warm = _presses(page, "Embedding dimension", 2, keys, server.pid, None)
+        notes.append(f"d 64 -> 65, first visit of the table: {fmt_time(warm[0]['s'])}")
+        # The Training tab (its step slider reruns the tab's fragment alone), opened at the
+        # run's last step: back and forth from there.
+        training = _new_page(browser.new_context(viewport=VIEWPORT))
+        training.goto(f"{server.url}/?tab=training")
+        training.wait_for_selector(f'input[type="range"][aria-label^="{STEP}"]', timeout=TIMEOUT_MS)
+        _wait_done(training, since_key=False, chart="training", traces=None)
+        back = ["ArrowLeft", "ArrowRight"]
+        _presses(training, STEP, 2, back, server.pid, None, chart="training", traces=None)
+        turns = [
+            (DEFAULTS, page, "Embedding dimension", keys, server.pid, CHART, 3),
+            (TRAINING, training, STEP, back, server.pid, "training", None),
+        ]
+        if floor_server is not None:
+            floor_page = _new_page(browser.new_context(viewport=VIEWPORT))
+            floor_page.goto(floor_server.url)
+            _wait_done(floor_page, since_key=False)
+            _presses(floor_page, "Embedding dimension", 2, keys, floor_server.pid, None)
+            turns.append((FLOOR_KEY, floor_page, "Embedding dimension", keys, floor_server.pid,
+                          CHART, 3))  # fmt: skip
+        tracers = {label: _Tracer(turn_page) if trace else None
+                   for label, turn_page, *_ in turns}  # fmt: skip
+        for label, *_ in turns:
+            rows[label] = []
+        for index in range(reps):
+            for label, turn_page, slider, turn_keys, pid, chart, traces in turns:
+                rows[label].append(_press(
+                    turn_page, _slider(turn_page, slider), turn_keys[index % len(turn_keys)],
+                    pid, tracers[label], chart=chart, traces=traces,
+                ))  # fmt: skip
+        if big:
+            text = page.locator('[data-testid="stTextArea"] textarea').first
+            text.fill(long_text(0))
+            page.evaluate(_ARM, CHART)
+            text.press("Control+Enter")
+            _wait_done(page, since_key=True)
+            page.wait_for_selector('input[type="range"][aria-label^="Window"]', timeout=TIMEOUT_MS)
+            _press(page, _slider(page, "Context length"), "End", server.pid)  # T=1024
+            _press(page, _slider(page, "Embedding dimension"), "End", server.pid)  # 768
+            # The long text has 5 windows of 1,024 tokens: 0 -> 4 -> 0 -> ...
+            keys = ["ArrowRight"] * 4 + ["ArrowLeft"] * 4
+            _presses(page, "Window", 1, keys, server.pid, None)  # warm-up
+            rows[BIG] = _presses(
+                page, "Window", reps, keys[1:] + keys[:1], server.pid, tracers[DEFAULTS]
+            )
+        rows[LOAD_FRESH], rows[LOAD_WARM] = [], []
+        for _ in range(loads):
+            context = browser.new_context(viewport=VIEWPORT)
+            for label in (LOAD_FRESH, LOAD_WARM):
+                rows[label].append(_load(context, server.url, trace=trace))
+            context.close()
+        if floor_server is not None:
+            rows |= _floor_loads(browser, floor_server.url, loads=max(loads, 1), trace=trace)
     return {"rows": rows, "notes": notes, "load_average": [load_before, os.getloadavg()]}
 
 
-def _floor(browser: Any, *, loads: int, reps: int, trace: bool) -> dict[str, list[dict[str, Any]]]:
-    """Page loads of :data:`FLOOR_APP` on a server of its own, and key presses on its slider."""
+def _floor_server() -> Any:
+    """A server of :data:`FLOOR_APP`'s own (a context manager: its folder goes with it)."""
     import tempfile
 
     from devtools.server import start_server
 
+    stack = ExitStack()
+    folder = stack.enter_context(tempfile.TemporaryDirectory())
+    app = Path(folder) / "floor_app.py"
+    app.write_text(FLOOR_APP, encoding="utf-8")
+    server = stack.enter_context(start_server(app=app))
+
+    @contextmanager
+    def running() -> Iterator[Any]:
+        with stack:
+            yield server
+
+    return running()
+
+
+def _floor_loads(
+    browser: Any, url: str, *, loads: int, trace: bool
+) -> dict[str, list[dict[str, Any]]]:
+    """Page loads of :data:`FLOOR_APP` (its key presses are taken in turns with posviz's)."""
     rows: dict[str, list[dict[str, Any]]] = {FLOOR_FRESH: [], FLOOR_WARM: []}
-    with tempfile.TemporaryDirectory() as folder:
-        app = Path(folder) / "floor_app.py"
-        app.write_text(FLOOR_APP, encoding="utf-8")
-        with start_server(app=app) as server:
-            context = browser.new_context(viewport=VIEWPORT)
-            _load(context, server.url)  # warm the server
-            context.close()
-            for _ in range(loads):
-                context = browser.new_context(viewport=VIEWPORT)
-                rows[FLOOR_FRESH].append(_load(context, server.url, trace=trace))
-                rows[FLOOR_WARM].append(_load(context, server.url, trace=trace))
-                context.close()
-            context = browser.new_context(viewport=VIEWPORT)
-            page = _new_page(context)
-            page.goto(server.url)
-            _wait_done(page, since_key=False)
-            keys = ["ArrowRight", "ArrowLeft"]
-            tracer = _Tracer(page) if trace else None
-            _presses(page, "Embedding dimension", 2, keys, server.pid, None)  # warm-up
-            rows[FLOOR_KEY] = _presses(page, "Embedding dimension", reps, keys, server.pid, tracer)
-            context.close()
+    context = browser.new_context(viewport=VIEWPORT)
+    _load(context, url)  # warm the server
+    context.close()
+    for _ in range(loads):
+        context = browser.new_context(viewport=VIEWPORT)
+        rows[FLOOR_FRESH].append(_load(context, url, trace=trace))
+        rows[FLOOR_WARM].append(_load(context, url, trace=trace))
+        context.close()
     return rows
 
 

@@ -13,7 +13,12 @@ next to this file, no build step), styles not isolated (Plotly puts its CSS in t
 head). In the browser the component
 
 * keeps one Plotly graph per ``key`` across reruns and changes it with ``Plotly.react`` (the
-  key keeps Streamlit from remounting the element; nothing is drawn hidden);
+  key keeps Streamlit from remounting the element; nothing is drawn hidden), every figure
+  with the same template object (plotly.js redraws everything for a new one);
+* honours a figure's ``datarevision`` (the same revision: the same arrays): it gets plain
+  arrays, which plotly.js's react then keeps, and one that differs from the figure drawn in
+  its shapes alone is redrawn by ``Plotly.relayout`` of the shapes (the Training tab's loss
+  at another step);
 * reports its size back (``setStateValue("size", ...)``, debounced while the window is being
   resized), which reruns the page, so the next figure is laid out for it; its first figure
   waits (at most 1.5 s) for one laid out for the size it reported, so it does not jump;

@@ -88,7 +88,7 @@ def test_the_components_are_a_plane_and_the_switch_turns_them_into_a_scene(
     the first three in 3-D, for this step and the ones after it."""
     at = ok(app_test({"tab": "training", "step": "600"}))
     types = [t["type"] for t in sent_figures(at)["training"]["data"]]
-    assert "scatter3d" not in types and types.count("scatter") >= 5
+    assert "scatter3d" not in types and types.count("scatter") == 3  # 2 curves, the plane
     assert not at.toggle(key="training_3d").value
     at.toggle(key="training_3d").set_value(True).run()
     ok(at)
@@ -101,6 +101,35 @@ def test_the_components_are_a_plane_and_the_switch_turns_them_into_a_scene(
     step_slider(at).set_value(650).run()
     ok(at)
     assert [t["type"] for t in sent_figures(at)["training"]["data"]].count("scatter3d") == 1
+
+
+def test_the_loss_is_a_chart_of_its_own_whose_step_marks_alone_move(app_test: AppFactory) -> None:
+    """The loss panel is a second chart: its arrays are the run's at every step, so a step
+    moves only its marks (a dotted line, a dot on each text's loss) and keeps its
+    ``datarevision``, which tells plotly.js to redraw the marks alone."""
+    at = ok(app_test({"tab": "training", "step": "600"}))
+    figures = sent_figures(at)
+    assert not [t for t in figures["training"]["data"] if "loss" in str(t.get("hovertemplate"))]
+    loss = figures["training_loss"]
+    by_name = {t["name"]: t for t in loss["data"]}
+    with np.load(RUNS / "small-init.npz", allow_pickle=False) as stored:
+        steps, batch = list(stored["steps"]), stored["batch_loss"]
+        train, val = stored["train_loss"], stored["val_loss"]
+    np.testing.assert_array_equal(np.asarray(by_name["each step's batch"]["y"]), batch)
+    np.testing.assert_allclose(np.asarray(by_name["validation text"]["y"]), val, rtol=1e-6)
+    revision = loss["layout"]["datarevision"]
+    for step in (600, 650):
+        shapes = sent_figures(at)["training_loss"]["layout"]["shapes"]
+        assert [s["x0"] for s in shapes if s["type"] == "line"] == [step]
+        dots = [s for s in shapes if s["type"] == "circle"]
+        index = steps.index(step)
+        assert [d["xanchor"] for d in dots] == [step, step]
+        assert [d["yanchor"] for d in dots] == pytest.approx([train[index], val[index]])
+        assert sent_figures(at)["training_loss"]["layout"]["datarevision"] == revision
+        step_slider(at).set_value(650).run()
+        ok(at)
+    other = ok(app_test({"tab": "training", "run": "default-init", "step": "600"}))
+    assert sent_figures(other)["training_loss"]["layout"]["datarevision"] != revision
 
 
 def test_a_step_the_run_did_not_keep_shows_the_nearest(app_test: AppFactory) -> None:

@@ -28,6 +28,8 @@ from urllib.parse import urlencode
 import pytest
 from pages import TAB_BUTTONS, open_tab
 
+from devtools.plotly_calls import RECORD_PLOTLY_CALLS
+
 pytestmark = pytest.mark.browser
 
 LOAD_TIMEOUT = 180_000  # ms: the server's first run imports torch (on a busy machine)
@@ -417,6 +419,44 @@ def test_the_training_tab_reads_at_every_size(
     lefts = page.evaluate(PANELS, plot)
     side_by_side = len({round(left) for left, _, _ in lefts}) > 1
     assert side_by_side == (not phone), lefts
+    loss = ".st-key-training_loss .js-plotly-plot"  # the loss: a chart of its own, under it
+    wait_drawn(page, 0, loss)
+    assert_no_collisions(page, loss)
+    assert page.evaluate(BOX, loss)[0] >= page.evaluate(BOX, plot)[1]  # top under bottom
+    assert page.console_errors == []
+
+
+# The loss chart's step marks (the dotted line's x, each dot's x), whether the graph still has
+# the calcdata of its first draw (nothing recomputed), and the Plotly calls made on it.
+LOSS_MARKS = """() => { const gd = document.querySelector('.st-key-training_loss .js-plotly-plot');
+  const shapes = gd._fullLayout.shapes;
+  return {line: shapes.filter(s => s.type === 'line').map(s => s.x0),
+          dots: shapes.filter(s => s.type === 'circle').map(s => s.xanchor),
+          drawn: gd.querySelectorAll('.shapelayer path').length,
+          same: gd.calcdata === window.__lossCalcdata,
+          calls: window.__plotlyCalls.filter(c => c.chart === 'training_loss')
+            .map(c => c.name)}; }"""
+
+
+def test_a_training_step_moves_the_loss_marks_and_redraws_nothing_else(
+    page: Any, server_url: str
+) -> None:
+    """The loss panel is the run's at every step: a step moves its dotted line and its two
+    dots (a relayout of the shapes), and plotly.js keeps what it computed for the curves."""
+    page.add_init_script(RECORD_PLOTLY_CALLS)
+    page.goto(f"{server_url}/?tab=training&step=600")
+    wait_drawn(page, 2, ".st-key-training .js-plotly-plot")
+    wait_drawn(page, 0, ".st-key-training_loss .js-plotly-plot")
+    page.wait_for_function(f"() => ({LOSS_MARKS})().line[0] === 600", timeout=LOAD_TIMEOUT)
+    page.evaluate("""() => { window.__plotlyCalls.length = 0; window.__lossCalcdata =
+        document.querySelector('.st-key-training_loss .js-plotly-plot').calcdata; }""")
+    slider = page.locator('input[type="range"][aria-label^="Training step"]').first
+    slider.focus()
+    slider.press("ArrowRight")
+    page.wait_for_function(f"() => ({LOSS_MARKS})().line[0] === 650", timeout=LOAD_TIMEOUT)
+    marks = page.evaluate(LOSS_MARKS)
+    assert marks == {"line": [650], "dots": [650, 650], "drawn": 3, "same": True,
+                     "calls": ["relayout"]}, marks  # fmt: skip
     assert page.console_errors == []
 
 

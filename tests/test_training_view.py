@@ -284,6 +284,12 @@ def test_the_figure_draws_the_stored_numbers(
     assert reference.same_up_to_sign(points, want, atol=1e-4)
     lines = [s for s in figure["layout"]["shapes"] if s["type"] == "line"]
     assert [line["x0"] for line in lines] == [600]
+    dots = [s for s in figure["layout"]["shapes"] if s["type"] == "circle"]  # each text's loss
+    index = list(run.steps).index(600)
+    with np.load(f"posviz/data/runs/{name}.npz", allow_pickle=False) as archive:
+        wanted = [archive["train_loss"][index], archive["val_loss"][index]]
+    assert [dot["yanchor"] for dot in dots] == pytest.approx(wanted)
+    assert "datarevision" not in figure["layout"]  # the step's arrays change: none
     colour = figure["layout"]["coloraxis"]
     limit = float(np.abs(np.stack([_stored(run, s) for s in run.steps])).max())
     assert (colour["cmin"], colour["cmax"]) == (pytest.approx(-limit), pytest.approx(limit))

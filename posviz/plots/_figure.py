@@ -27,6 +27,7 @@ decisions, a frozen dataclass of the builder's own, which the sentences read.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, wraps
@@ -52,12 +53,35 @@ def default_template() -> dict[str, Any]:
     return _template(str(pio.templates.default))
 
 
+# A cartesian axis of the layout (``xaxis``, ``yaxis3``...).
+_AXIS = re.compile(r"[xy]axis\d*")
+
+
 @dataclass(frozen=True, eq=False)
 class FigureSpec:
-    """A figure's traces and layout as plain data (numpy arrays stay arrays)."""
+    """A figure's traces and layout as plain data (numpy arrays stay arrays).
+
+    Every axis and colour bar gets ``ticklabeloverflow="allow"`` unless its builder set one:
+    posviz lays its tick labels out inside the figure, and plotly.js's default ("hide past
+    div") measures every tick label's box on every draw to hide those outside it (a tenth of
+    a Training step's ``Plotly.react``, 8 ms of 56 in one run).
+
+    >>> spec = FigureSpec([], {"xaxis2": {"title": "k"}, "coloraxis": {"colorbar": {}}})
+    >>> spec.layout["xaxis2"]["ticklabeloverflow"], spec.layout["coloraxis"]["colorbar"]
+    ('allow', {'ticklabeloverflow': 'allow'})
+    """
 
     data: list[dict[str, Any]]
     layout: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        for name, value in self.layout.items():
+            if not isinstance(value, dict):
+                continue
+            if _AXIS.fullmatch(name):
+                value.setdefault("ticklabeloverflow", "allow")
+            elif name.startswith("coloraxis") and isinstance(value.get("colorbar"), dict):
+                value["colorbar"].setdefault("ticklabeloverflow", "allow")
 
     def figure(self) -> go.Figure:
         """The figure as ``go.Figure``. Every property was built to plotly.js's schema from

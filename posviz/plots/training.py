@@ -14,13 +14,25 @@ Panels, in reading order (two columns side by side; one under the other on a pho
    through the run redraws no WebGL scene; with ``components="3d"`` the first three in 3D
    (the Geometry tab's view, a scene to turn);
 5. the loss: each step's batch, and the training and validation text evaluated at the kept
-   steps, with the step marked.
+   steps, with the step marked (a dotted line, a dot on each text's loss: shapes).
+
+The command line draws them in one figure; the Training tab in two charts, the panels a step
+changes (:data:`STEP_PANELS`) and the loss (:data:`LOSS_PANELS`), whose arrays are the run's
+at every step: its figure carries a ``datarevision`` of them, so that a step redraws its shapes
+alone (a full redraw of the loss panel was a sixth of a step's ``Plotly.react``).
 
 Payload: ``T·d + T² + 3·T`` float32 for the panels and the run's ``N`` batch losses: about
 0.1 MB of JSON for the shipped runs (T = 64, d = 128, N = 1,500).
 
 >>> from posviz.training.runs import load_named_run
 >>> from posviz.training.view import build_training
+>>> loss = training_chart(build_training(load_named_run("small-init"), 600), panels=LOSS_PANELS)
+>>> [t["name"] for t in loss.spec.data], [s["type"] for s in loss.spec.layout["shapes"]]
+(["each step's batch", 'training text', 'validation text'], ['line', 'circle', 'circle'])
+>>> later = training_chart(build_training(load_named_run("small-init"), 700), panels=LOSS_PANELS)
+>>> later.spec.layout["datarevision"] == loss.spec.layout["datarevision"]  # the run's arrays
+True
+
 >>> drawn = training_chart(build_training(load_named_run("small-init"), 600))
 >>> drawn.decisions.panels
 ('table', 'similarity', 'distance', 'components', 'loss')
@@ -32,6 +44,7 @@ Payload: ``T·d + T² + 3·T`` float32 for the panels and the run's ``N`` batch 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -67,6 +80,10 @@ from posviz.token_text import for_plotly
 from posviz.training.view import TrainingView, run_label
 
 PANELS: Final = ("table", "similarity", "distance", "components", "gpt2", "loss")
+# The Training tab's two charts: the panels a step changes, and the loss, whose arrays are the
+# run's at every step (only its step marks move: its chart redraws them alone).
+STEP_PANELS: Final = PANELS[:-1]
+LOSS_PANELS: Final = PANELS[-1:]
 # How the principal components are drawn: PC 1 against PC 2 in a plane (the default: a step
 # change redraws 2-D panels only, no WebGL scene), or the first three in a 3-D scene.
 COMPONENT_VIEWS: Final = ("2d", "3d")
@@ -227,7 +244,6 @@ def _loss_traces(view: TrainingView, axes: tuple[str, str]) -> list[Trace]:
     run = view.run
     steps = np.asarray(run.steps, dtype=np.int32)
     common = {"xaxis": axes[0], "yaxis": axes[1]}
-    index = run.index(view.step)
     return [
         trace(
             "scatter", y=run.batch_loss.numpy(), x0=1, dx=1, mode="lines",
@@ -246,15 +262,40 @@ def _loss_traces(view: TrainingView, axes: tuple[str, str]) -> list[Trace]:
             line={"color": VAL_COLOUR, "width": 2.5},
             hovertemplate="step %{x}: validation loss %{y:.3f}<extra></extra>", **common,
         ),
-        trace(
-            "scatter", x=[view.step, view.step],
-            y=[float(run.train_loss[index]), float(run.val_loss[index])],
-            mode="markers", name=f"losses at step {view.step:,}", showlegend=False,
-            marker={"size": 12, "color": [TRAIN_COLOUR, VAL_COLOUR], "symbol": "diamond",
-                    "line": {"color": "#000000", "width": 1}},
-            hovertemplate="step %{x}: %{y:.3f}<extra></extra>", **common,
-        ),
     ]  # fmt: skip
+
+
+def _step_marks(view: TrainingView, refs: tuple[str, str]) -> list[dict[str, object]]:
+    """The step on the loss panel: a dotted line, and a dot on each text's loss there. Shapes,
+    not a trace: moving them redraws the shapes alone (see :func:`_loss_revision`)."""
+    run, (x, y) = view.run, refs
+    index = run.index(view.step)
+    line = {
+        "type": "line", "xref": x, "yref": f"{y} domain", "x0": view.step, "x1": view.step,
+        "y0": 0, "y1": 1, "line": {"color": "#000000", "width": 1.5, "dash": "dot"},
+    }  # fmt: skip
+    radius = 6  # px
+    dots = [
+        {"type": "circle", "xref": x, "yref": y, "xsizemode": "pixel", "ysizemode": "pixel",
+         "xanchor": view.step, "yanchor": float(loss[index]), "x0": -radius, "x1": radius,
+         "y0": -radius, "y1": radius, "fillcolor": colour,
+         "line": {"color": "#000000", "width": 1}}
+        for loss, colour in ((run.train_loss, TRAIN_COLOUR), (run.val_loss, VAL_COLOUR))
+    ]  # fmt: skip
+    return [line, *dots]
+
+
+def _loss_revision(view: TrainingView) -> str:
+    """plotly.js's ``datarevision`` of a figure of the loss panel alone: a digest of the run's
+    losses. Its arrays are the run's, whatever the step: with the revision unchanged,
+    ``Plotly.react`` keeps them and redraws the step's shapes alone (without one, every new
+    payload's arrays count as new data, and the whole figure is drawn again)."""
+    run = view.run
+    digest = hashlib.blake2b(digest_size=8)
+    for values in (run.batch_loss, run.train_loss, run.val_loss):
+        digest.update(values.numpy().tobytes())
+    digest.update(np.asarray(run.steps, dtype=np.int64).tobytes())
+    return f"{run.name}:{digest.hexdigest()}"
 
 
 def _xy_axes(
@@ -509,17 +550,15 @@ def training_chart(
             else:  # the loss
                 layout |= _xy_axes(x, y, names, ("step", "loss"), sizes)
                 traces += _loss_traces(view, refs)
-                layout["shapes"].append(  # type: ignore[attr-defined]
-                    {"type": "line", "xref": refs[0], "yref": f"{refs[1]} domain",
-                     "x0": view.step, "x1": view.step, "y0": 0, "y1": 1,
-                     "line": {"color": "#000000", "width": 1.5, "dash": "dot"}}
-                )  # fmt: skip
+                layout["shapes"] += _step_marks(view, refs)  # type: ignore[operator]
     layout["coloraxis3"] = {
         "colorscale": POSITION_COLORSCALE,
         "cmin": 0,
         "cmax": max(view.context_length - 1, 1),
         "showscale": False,
     }
+    if drawn_names == set(LOSS_PANELS):  # every array the run's, whatever the step
+        layout["datarevision"] = _loss_revision(view)
     decisions = TrainingDecisions(
         stacked=stacked,
         step=view.step,

@@ -19,7 +19,7 @@ from posviz.config import Settings
 from posviz.gpt2.store import Gpt2Embeddings, Gpt2Unavailable
 from posviz.lesson import training as training_lesson
 from posviz.lesson.lecture import TRAINING_STEPS, Slide
-from posviz.plots.training import training_chart
+from posviz.plots.training import LOSS_PANELS, STEP_PANELS, training_chart
 from posviz.query import TRAINING_LINK_KEYS, TRAINING_TAB, query_from_settings
 from posviz.training.codegen import training_script
 from posviz.training.runs import RunError, TrainingRun, available_runs, load_run
@@ -31,6 +31,7 @@ from posviz_app.room import Room, ask_or_answer, chart_room, explain, keyed_mark
 from posviz_app.views.layout import slide_question
 
 KEY: Final = "training"
+LOSS_KEY: Final = "training_loss"  # the loss: a chart of its own (only its step marks move)
 PLAY_EVERY: Final = 0.8  # seconds from one snapshot to the next while playing
 SMALL: Final = "small-init"  # the two runs lecture mode compares
 DEFAULT: Final = "default-init"
@@ -153,13 +154,15 @@ def _tab_chart(room: Room, run: TrainingRun) -> None:
     )
     view = view_of(run, step)
     canvas = chart_canvas(KEY)
-    drawn = training_chart(
-        view, canvas=canvas, components="3d" if state.get(state.TRAIN_3D) else "2d"
-    )
+    components = "3d" if state.get(state.TRAIN_3D) else "2d"
+    drawn = training_chart(view, canvas=canvas, components=components, panels=STEP_PANELS)
     explain(training_lesson.INTRO, lecture=False)
     lead, *rest = training_lesson.sentences(view)  # the lesson above the figure, then the rest
     keyed_markdown(lead, "lesson")
     show_chart(drawn.spec, key=KEY, canvas=canvas, fill=drawn.decisions.fills)
+    loss_canvas = chart_canvas(LOSS_KEY)
+    loss = training_chart(view, canvas=loss_canvas, panels=LOSS_PANELS)
+    show_chart(loss.spec, key=LOSS_KEY, canvas=loss_canvas, fill=loss.decisions.fills)
     for paragraph in rest:
         st.markdown(paragraph)
     _link(run, step)
