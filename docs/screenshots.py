@@ -144,10 +144,11 @@ def shape_chart(
     *,
     scenes: list[str] | None = None,
     whole_tab: bool = False,
+    also: tuple[str, ...] = (),
 ) -> Path:
     """Chart ``key`` (the Geometry tab's scenes by default), once the page shows ``marker``,
     into docs/<key>.png: the chart, or (``whole_tab``) the open tab with its controls and
-    words."""
+    words, once the charts ``also`` (their keys) are drawn too."""
     page.goto(f"{url}/?{query}")
     if scenes is None:
         scenes = ["scene", "scene2"] if key == "geometry" else []
@@ -158,6 +159,9 @@ def shape_chart(
     size = page.viewport_size  # as tall as the page, so the whole chart is drawn on screen
     page.set_viewport_size({"width": size["width"], "height": int(page.evaluate(CONTENT_HEIGHT))})
     page.wait_for_function(SHAPE_DRAWN, arg=[selector, scenes], timeout=TIMEOUT)
+    for other in also:
+        page.wait_for_function(SHAPE_DRAWN, arg=[f".st-key-{other} .js-plotly-plot", []],
+                               timeout=TIMEOUT)  # fmt: skip
     page.wait_for_function(IDLE, arg=marker, timeout=TIMEOUT)
     path = DOCS / f"{key}.png"
     shot = page.locator(TAB_PANEL) if whole_tab else page.locator(f".st-key-{key}")
@@ -186,7 +190,9 @@ def attention_view(page: Any, url: str) -> Path:
 def training_view(page: Any, url: str) -> Path:
     query = "tab=training&train_step=600"
     marker = "After 600 steps neighbouring"
-    return shape_chart(page, url, query, "training", marker, scenes=[], whole_tab=True)
+    return shape_chart(
+        page, url, query, "training", marker, scenes=[], whole_tab=True, also=("training_loss",)
+    )
 
 
 # Each picture: how it is taken, the window (CSS px), and whether the browser is a phone.
