@@ -295,7 +295,7 @@ class Chart {
         const config = { plotGlPixelRatio: pixels, ...payload.config };
         // A figure that differs from the one drawn in its shapes alone (the Training tab's loss
         // at another step: its datarevision says its arrays are the same): a relayout of
-        // the shapes, 1.4 ms where a react took 5.
+        // the shapes, a fraction of a react (benchmarks/training_calls.py prints both charts').
         const unshaped = shapeless(payload.figure, config);
         const shapesOnly = this.drawn && unshaped !== null && unshaped === this.unshaped;
         this.unshaped = null; // until this draw succeeds

@@ -63,8 +63,7 @@ class FigureSpec:
 
     Every axis and colour bar gets ``ticklabeloverflow="allow"`` unless its builder set one:
     posviz lays its tick labels out inside the figure, and plotly.js's default ("hide past
-    div") measures every tick label's box on every draw to hide those outside it (a tenth of
-    a Training step's ``Plotly.react``, 8 ms of 56 in one run).
+    div") measures every tick label's box on every draw to hide those outside it.
 
     >>> spec = FigureSpec([], {"xaxis2": {"title": "k"}, "coloraxis": {"colorbar": {}}})
     >>> spec.layout["xaxis2"]["ticklabeloverflow"], spec.layout["coloraxis"]["colorbar"]

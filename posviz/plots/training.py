@@ -19,7 +19,7 @@ Panels, in reading order (two columns side by side; one under the other on a pho
 The command line draws them in one figure; the Training tab in two charts, the panels a step
 changes (:data:`STEP_PANELS`) and the loss (:data:`LOSS_PANELS`), whose arrays are the run's
 at every step: its figure carries a ``datarevision`` of them, so that a step redraws its shapes
-alone (a full redraw of the loss panel was a sixth of a step's ``Plotly.react``).
+alone (``benchmarks/training_calls.py`` prints what each chart asks of plotly.js).
 
 Payload: ``T·d + T² + 3·T`` float32 for the panels and the run's ``N`` batch losses: about
 0.1 MB of JSON for the shipped runs (T = 64, d = 128, N = 1,500).
