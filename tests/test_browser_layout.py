@@ -457,6 +457,17 @@ def test_a_training_step_moves_the_loss_marks_and_redraws_nothing_else(
     marks = page.evaluate(LOSS_MARKS)
     assert marks == {"line": [650], "dots": [650, 650], "drawn": 3, "same": True,
                      "calls": ["relayout"]}, marks  # fmt: skip
+    # Another run: other curves (a new revision), so the loss chart is drawn again.
+    batch = "() => Array.from(document.querySelector('.st-key-training_loss .js-plotly-plot')" \
+        "._fullData[0].y.slice(0, 3))"  # fmt: skip
+    before = page.evaluate(batch)
+    menu = page.locator('[data-testid="stSelectbox"]').filter(has_text="Training run").first
+    menu.click()
+    page.get_by_role("option", name="default-init").click()
+    page.wait_for_function(f"(b) => JSON.stringify(({batch})()) !== JSON.stringify(b)",
+                           arg=before, timeout=LOAD_TIMEOUT)  # fmt: skip
+    marks = page.evaluate(LOSS_MARKS)
+    assert "react" in marks["calls"] and not marks["same"], marks
     assert page.console_errors == []
 
 
