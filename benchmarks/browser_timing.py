@@ -455,24 +455,18 @@ def run(
     return {"rows": rows, "notes": notes, "load_average": [load_before, os.getloadavg()]}
 
 
-def _floor_server() -> Any:
-    """A server of :data:`FLOOR_APP`'s own (a context manager: its folder goes with it)."""
+@contextmanager
+def _floor_server() -> Iterator[Any]:
+    """A server of :data:`FLOOR_APP`'s own, in a folder that goes with it."""
     import tempfile
 
     from devtools.server import start_server
 
-    stack = ExitStack()
-    folder = stack.enter_context(tempfile.TemporaryDirectory())
-    app = Path(folder) / "floor_app.py"
-    app.write_text(FLOOR_APP, encoding="utf-8")
-    server = stack.enter_context(start_server(app=app))
-
-    @contextmanager
-    def running() -> Iterator[Any]:
-        with stack:
+    with tempfile.TemporaryDirectory() as folder:
+        app = Path(folder) / "floor_app.py"
+        app.write_text(FLOOR_APP, encoding="utf-8")
+        with start_server(app=app) as server:
             yield server
-
-    return running()
 
 
 def _floor_loads(
