@@ -284,21 +284,28 @@ def test_chart_texts_never_collide(
 
 
 @pytest.mark.parametrize(
-    ("width", "height", "phone"),
-    [(1920, 1080, False), (1280, 800, False), (390, 844, True)],
+    ("width", "height", "phone", "rows", "narrowest"),
+    [(1920, 1080, False, 1, 250), (1280, 800, False, 2, 300), (390, 844, True, 4, 200)],
     ids=["1920x1080", "1280x800", "390x844-phone"],
 )
 def test_the_attention_tab_texts_never_collide(
-    sized: Any, server_url: str, width: int, height: int, phone: bool
+    sized: Any, server_url: str, width: int, height: int, phone: bool, rows: int, narrowest: int
 ) -> None:
     """The Attention tab (issue 25): four heatmaps, their colour bars and the bias chart, six
-    heads of ALiBi moved 8 positions, every text apart and inside the chart."""
+    heads of ALiBi moved 8 positions, every text apart and inside the chart. Four in a row on
+    a projector, two by two in a laptop's tab (in a row each would be about 160 px wide), one
+    under the other on a phone."""
     page = sized(width, height, phone=phone)
     query = {"tab": "attention", "scheme": "alibi", "heads": 6, "head": 5, "shift": 8,
              "emb_dim": 96}  # fmt: skip
     page.goto(f"{server_url}/?{urlencode(query)}")
     wait_drawn(page, 4, ATTENTION)
     assert_no_collisions(page, ATTENTION)
+    panels = page.evaluate(PANELS, ATTENTION)
+    assert len(panels) == 4
+    assert len({round(top) for _, top, _ in panels}) == rows, panels
+    assert len({round(left) for left, _, _ in panels}) == 4 // rows, panels
+    assert all(panel_width >= narrowest for _, _, panel_width in panels), panels
     assert page.console_errors == []
 
 

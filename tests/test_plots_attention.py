@@ -26,7 +26,6 @@ from posviz.view import build_view
 
 ROSE = "A rose is a rose is a rose."
 PHONE = Canvas(width=358, height=700, window_width=390, window_height=844)
-LAPTOP = Canvas(width=1000, height=600, window_width=1280, window_height=800)
 
 
 def long_text() -> str:
@@ -148,11 +147,18 @@ def test_bias_chart_t5_is_a_staircase_and_the_others_a_band() -> None:
     np.testing.assert_allclose(np.asarray(traces[2].y), learned.bias.mean[0].numpy(), rtol=1e-6)
 
 
-@pytest.mark.parametrize(("canvas", "stacked"), [(PHONE, True), (LAPTOP, False), (Canvas(), False)])
-def test_panels_do_not_overlap(canvas: Canvas, stacked: bool) -> None:
+PROJECTOR = Canvas(width=1460, height=900, window_width=1920, window_height=1080)
+TAB_1280 = Canvas(width=820, height=700, window_width=1280, window_height=800)  # its main column
+
+
+@pytest.mark.parametrize(
+    ("canvas", "columns"), [(PHONE, 1), (TAB_1280, 2), (PROJECTOR, 4), (Canvas(), 4)]
+)
+def test_panels_do_not_overlap(canvas: Canvas, columns: int) -> None:
     view = build_attention(build_view(Settings(text=ROSE, scheme="rope", shift=8)))
     drawn = attention_chart(view, canvas=canvas)
-    assert drawn.decisions.stacked is stacked
+    assert drawn.decisions.columns == columns
+    assert drawn.decisions.stacked is (columns == 1)
     layout = drawn.spec.layout
     boxes = [
         (layout[f"xaxis{s}"]["domain"], layout[f"yaxis{s}"]["domain"])  # type: ignore[index]
@@ -165,6 +171,37 @@ def test_panels_do_not_overlap(canvas: Canvas, stacked: bool) -> None:
             (xa, ya), (xb, yb) = boxes[a], boxes[b]
             apart = xa[1] <= xb[0] or xb[1] <= xa[0] or ya[1] <= yb[0] or yb[1] <= ya[0]
             assert apart, (a, b)
+
+
+def _grid(layout: dict[str, Any]) -> tuple[set[tuple[float, ...]], set[tuple[float, ...]]]:
+    """The four heatmaps' distinct x spans and y spans."""
+    spans = [(layout[f"xaxis{s}"]["domain"], layout[f"yaxis{s}"]["domain"]) for s in HEATMAPS]
+    return {tuple(x) for x, _ in spans}, {tuple(y) for _, y in spans}
+
+
+HEATMAPS = ("", "2", "3", "4")
+
+
+def test_a_laptops_tab_draws_the_heatmaps_two_by_two_and_its_slide_four_in_a_row() -> None:
+    """Four in a row in a 1280-px window's tab would be about 160 px each: it draws two by two
+    (content beside position, scores beside weights), row labels at the left of each row, each
+    heatmap about twice as wide and as tall as wide; a slide, which must fit one screen, keeps
+    the four in a row."""
+    view = build_attention(build_view(Settings(text=ROSE)))
+    layout = attention_chart(view, canvas=TAB_1280).spec.layout
+    xs, ys = _grid(layout)
+    assert len(xs) == 2 and len(ys) == 2
+    for suffix, labelled in zip(HEATMAPS, (True, False, True, False), strict=True):
+        assert layout[f"xaxis{suffix}"]["domain"][0] == (0.0 if labelled else max(x[0] for x in xs))
+        assert layout[f"yaxis{suffix}"]["showticklabels"] is labelled
+    plot_width = 820 - layout["margin"]["l"] - layout["margin"]["r"]
+    plot_height = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    for x, y in zip(sorted(xs), sorted(ys), strict=True):
+        width, height = (x[1] - x[0]) * plot_width, (y[1] - y[0]) * plot_height
+        assert width > 0.45 * plot_width and abs(width - height) < 2, (width, height)
+    slide = attention_chart(view, canvas=TAB_1280, lecture=True).spec.layout
+    xs, ys = _grid(slide)
+    assert len(xs) == 4 and len(ys) == 1
 
 
 def test_the_command_line_writes_the_figure(

@@ -1,6 +1,7 @@
 """The Attention figure: one head's content part, position part, scores and attention weights
-as four heatmaps side by side (one under the other on a phone), and under them what the scheme
-adds to a score against the distance between query and key.
+as four heatmaps side by side (two by two where four would each get less than
+:data:`GRID_PANEL` px, as in a laptop's tab; one under the other on a phone), and under them
+what the scheme adds to a score against the distance between query and key.
 
 Rows are queries ``i``, columns keys ``j``, both labelled ``position · token`` with the
 positions the window stands at (the shift moves them). Masked cells (``j > i``) are empty
@@ -72,6 +73,9 @@ LEAST_BIAS_HEIGHT: Final = 60  # px: ... and when the heatmaps need that room to
 MIN_PANEL: Final = 120  # px: the heatmaps when a slide's window is short
 COLORBAR_THICKNESS: Final = 12  # px of a heatmap's horizontal colour bar (under its labels)
 PANEL_GAP: Final = 0.035  # side by side: the gap between two heatmaps, a fraction of the plot
+# px a heatmap needs, at least, for four to stand in a row in a tab (a slide: SIDE_BY_SIDE_PANEL,
+# as it must fit one screen); below it two by two, each twice as wide and tall
+GRID_PANEL: Final = 200
 OTHER_HEADS: Final = "#b8b8b8"  # the heads not shown, in the bias chart
 # The Geometry and Distance figures' colour of each scheme, and two more of Okabe & Ito's.
 SCHEME_COLOURS: Final[dict[str, str]] = {**TABLE_COLOURS, "alibi": "#D55E00", "t5": "#56B4E9"}
@@ -94,7 +98,7 @@ _POSITION_TITLES: Final[dict[Scheme, str]] = {
 class AttentionDecisions:
     """What :func:`attention_chart` decided, for the words beside it to read."""
 
-    stacked: bool  # the heatmaps one under the other (a phone), else side by side
+    columns: int  # heatmaps in a row: 4 side by side, 2 two by two, 1 one under the other
     heads: int  # H
     head: int  # K, the head drawn
     tokens: int  # n, the window's tokens
@@ -105,6 +109,11 @@ class AttentionDecisions:
     formula: bool  # the bias chart shows ALiBi's or T5's formula for every head
     fills: bool = False  # a slide laid out to exactly the window's height below the chart's top
     bias_chart: bool = True  # the bias against distance is drawn under the heatmaps
+
+    @property
+    def stacked(self) -> bool:
+        """The heatmaps one under the other (a phone)."""
+        return self.columns == 1
 
     @property
     def reduced(self) -> bool:
@@ -144,7 +153,7 @@ def slope(value: float) -> str:
 def drawn_note(decisions: AttentionDecisions) -> str:
     """What the note under the titles says about the rows left out (``""`` for none).
 
-    >>> drawn_note(AttentionDecisions(False, 4, 0, 1024, 5, 205, "own", 0, False))
+    >>> drawn_note(AttentionDecisions(4, 4, 0, 1024, 5, 205, "own", 0, False))
     'every 5th row and column of 1024 (exact values)'
     """
     if not decisions.reduced:
@@ -367,13 +376,30 @@ def _bias_traces(view: AttentionView, axes: tuple[str, str]) -> list[Trace]:
     ]
 
 
-def _panel_width(canvas: Canvas, *, stacked: bool, label_width: float) -> float:
-    """px of one heatmap: a measured canvas less the row labels, shared by four side by side
+def _span(columns: int) -> float:
+    """One heatmap's share of the plot's width, ``columns`` in a row."""
+    return (1 - (columns - 1) * PANEL_GAP) / columns
+
+
+def _panel_width(canvas: Canvas, *, columns: int, label_width: float) -> float:
+    """px of one heatmap: a measured canvas less the row labels, shared by ``columns`` in a row
     (the colour bars lie under the heatmaps, none at the right); else as posviz assumes."""
     if canvas.width is None:
-        return 360.0 if stacked else 220.0
-    plot = max(canvas.width - label_width - 10 - 16, 1.0)
-    return plot if stacked else plot * (1 - 3 * PANEL_GAP) / 4
+        return 360.0 if columns == 1 else 220.0
+    return max(canvas.width - label_width - 10 - 16, 1.0) * _span(columns)
+
+
+def _columns(canvas: Canvas, *, lecture: bool, label_width: float) -> int:
+    """Heatmaps in a row on a measured canvas: four while each keeps its room (in a tab
+    :data:`GRID_PANEL` px, on a slide, which must fit one screen, ``SIDE_BY_SIDE_PANEL``; more
+    on large screens, whose type is larger), else two by two in a tab, else one."""
+    least = SIDE_BY_SIDE_PANEL * canvas.type_scale
+    four = _panel_width(canvas, columns=4, label_width=label_width)
+    if four >= (least if lecture else GRID_PANEL * canvas.type_scale):
+        return 4
+    if not lecture and _panel_width(canvas, columns=2, label_width=label_width) >= least:
+        return 2
+    return 1
 
 
 def _bias_title(view: AttentionView) -> str:
@@ -389,7 +415,8 @@ def _bias_title(view: AttentionView) -> str:
 class _Bands:
     """The figure's heights in px, top to bottom: the note over the panels, the panels' titles,
     per row of heatmaps the heatmap, its column labels and its colour bar (one row side by side,
-    four stacked), then the bias chart's title, the chart, its ticks and its legend."""
+    two rows two by two, four stacked), then the bias chart's title, the chart, its ticks and its
+    legend."""
 
     note: float
     title: float
@@ -399,7 +426,7 @@ class _Bands:
     bias_title: float  # 0 without the bias chart
     bias: float  # 0 without the bias chart
     bottom: float
-    rows: int  # rows of heatmaps: 1 side by side, 4 stacked
+    rows: int  # rows of heatmaps: 1 side by side, 2 two by two, 4 stacked
     fills: bool  # laid out to exactly the window's height below the chart's top (a slide)
 
     @property
@@ -414,12 +441,13 @@ class _Bands:
 
 
 def _bands(
-    *, lecture: bool, canvas: Canvas, stacked: bool, bias_chart: bool, sizes: TypeSizes,
+    *, lecture: bool, canvas: Canvas, columns: int, bias_chart: bool, sizes: TypeSizes,
     width: float, note: str, titles: list[str], bias_title: str, x_ticks: float,
 ) -> _Bands:  # fmt: skip
     """The heights for the room the chart has (see :class:`_Bands`). A lecture slide side by
     side that would not fit the window's height below its top gives the bias chart, then the
     heatmaps, what the window leaves, and then fills it exactly (:attr:`_Bands.fills`)."""
+    stacked = columns == 1
     if stacked:
         panel = width if canvas.measured else 320.0
     elif canvas.measured:
@@ -435,7 +463,7 @@ def _bands(
     bar = sizes.text * 2.6 + COLORBAR_THICKNESS + 8  # its title, the bar, its tick labels
     others = note_px + title_px + x_ticks + bar + bias_title_px + bottom
     fills = False
-    if lecture and not stacked and canvas.height is not None:  # a slide: the window's height
+    if lecture and columns == 4 and canvas.height is not None:  # a slide: the window's height
         available = max(canvas.height - CHART_BOTTOM_GAP, MIN_FILL_HEIGHT)
         if others + panel + bias_px > available:
             if bias_chart:  # a third of what is left, at least MIN_BIAS_HEIGHT
@@ -447,21 +475,22 @@ def _bands(
             panel = fits if fills else MIN_PANEL
     return _Bands(
         note_px, title_px, panel, x_ticks, bar, bias_title_px, bias_px, bottom,
-        4 if stacked else 1, fills,
+        4 // columns, fills,
     )  # fmt: skip
 
 
 def _heatmap_axes(
-    index: int, *, bands: _Bands, stacked: bool, columns: _Ticks, rows: _Ticks,
+    index: int, *, bands: _Bands, per_row: int, columns: _Ticks, rows: _Ticks,
     sizes: TypeSizes, lecture: bool,
 ) -> tuple[dict[str, object], tuple[float, float], tuple[float, float], float]:  # fmt: skip
     """Heatmap ``index``'s two axes (by layout name), its x and y spans (fractions of the plot
-    area) and where its colour bar's top stands."""
+    area) and where its colour bar's top stands; ``per_row`` heatmaps in a row, row by row."""
     suffix = "" if index == 0 else str(index + 1)
-    gap = PANEL_GAP
-    span = (1 - 3 * gap) / 4
-    top_px = index * (bands.per_row + bands.title) if stacked else 0.0
-    x_span = (0.0, 1.0) if stacked else (index * (span + gap), index * (span + gap) + span)
+    span = _span(per_row)
+    row, column = divmod(index, per_row)
+    top_px = row * (bands.per_row + bands.title)
+    left = column * (span + PANEL_GAP)
+    x_span = (left, left + span)
     plot = bands.plot
     y_span = (1 - (top_px + bands.panel) / plot, 1 - top_px / plot)
     axes: dict[str, object] = {
@@ -489,7 +518,7 @@ def _heatmap_axes(
             "tickfont": {"size": sizes.tick},
             "ticks": "",
             "automargin": False,
-            "showticklabels": stacked or index == 0,
+            "showticklabels": column == 0,
             **({} if index == 0 else {"matches": "y"}),
         },
     }
@@ -544,8 +573,9 @@ def attention_chart(
 ) -> Drawn[AttentionDecisions]:
     """The Attention figure of ``view`` and the decisions it took (see the module docstring).
 
-    ``canvas``: the room the chart has on the page (narrow: the heatmaps one under the other,
-    each as tall as wide); with ``Canvas()``, ``stacked`` stacks them. ``lecture``: projector
+    ``canvas``: the room the chart has on the page (:func:`_columns`: four in a row, two by
+    two, or one under the other, each as tall as wide); with ``Canvas()``, ``stacked`` stacks
+    them. ``lecture``: projector
     type sizes, short titles, positions alone under the columns, and on a measured canvas the
     window's height. ``bias_chart``: draw the bias against distance under the heatmaps.
 
@@ -574,16 +604,16 @@ def attention_chart(
     texts = [view.token_texts[int(i)] for i in index]
     arrangement = arrange(canvas, lecture=lecture, count=4, token_texts=texts, stacked=stacked)
     sizes, label_width = arrangement.sizes, arrangement.label_width
-    if canvas.measured:  # side by side while a heatmap keeps its room (no bar at the right)
-        side = _panel_width(canvas, stacked=False, label_width=label_width)
-        stacked = side < SIDE_BY_SIDE_PANEL * canvas.type_scale
+    per_row = 1 if stacked else 4
+    if canvas.measured:  # in a row while a heatmap keeps its room (no bar at the right)
+        per_row = _columns(canvas, lecture=lecture, label_width=label_width)
     decisions = AttentionDecisions(
-        stacked=stacked, heads=view.heads, head=view.head, tokens=n, step=step, drawn=drawn,
+        columns=per_row, heads=view.heads, head=view.head, tokens=n, step=step, drawn=drawn,
         hover="all" if every else "own", start=shown.start, formula=view.bias.formula,
         bias_chart=bias_chart,
     )  # fmt: skip
-    width = _panel_width(canvas, stacked=stacked, label_width=label_width)
-    full = width * (1 if stacked else 4)
+    width = _panel_width(canvas, columns=per_row, label_width=label_width)
+    full = width / _span(per_row)  # the plot's width: the note's and the bias title's
     titles = [
         wrap_title(t, width=width, font_size=sizes.title)
         for t in (_LECTURE_TITLES if lecture else _titles(view))
@@ -598,12 +628,12 @@ def attention_chart(
         sizes.tick * 1.5 + sizes.text * 0.8 + 8 if lecture else columns.width + sizes.tick + 12
     )
     bands = _bands(
-        lecture=lecture, canvas=canvas, stacked=stacked, bias_chart=bias_chart, sizes=sizes,
+        lecture=lecture, canvas=canvas, columns=per_row, bias_chart=bias_chart, sizes=sizes,
         width=width, note=note, titles=titles, bias_title=bias_title, x_ticks=x_ticks,
     )  # fmt: skip
     decisions = replace(decisions, fills=bands.fills)
     rows = _ticks(positions, texts, font_size=sizes.tick, length=bands.panel)
-    toolbar = TOOLBAR_ROOM if stacked and canvas.measured else 0
+    toolbar = TOOLBAR_ROOM if per_row == 1 and canvas.measured else 0
     top = toolbar + bands.note + bands.title
     layout: dict[str, object] = {
         "font": {"size": sizes.text},
@@ -631,7 +661,7 @@ def attention_chart(
     traces: list[Trace] = []
     for panel, (matrix, title) in enumerate(zip(matrices, titles, strict=True)):
         axes, x_span, y_span, bar_top = _heatmap_axes(
-            panel, bands=bands, stacked=stacked, columns=columns, rows=rows, sizes=sizes,
+            panel, bands=bands, per_row=per_row, columns=columns, rows=rows, sizes=sizes,
             lecture=lecture,
         )  # fmt: skip
         layout |= axes
