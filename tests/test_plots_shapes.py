@@ -16,8 +16,9 @@ from shape_views import distance_of, geometry_of
 from posviz.config import Settings
 from posviz.embeddings import SeededEmbeddings
 from posviz.export import figure_json
+from posviz.plots import Canvas
 from posviz.plots.distance import distance_figure
-from posviz.plots.geometry import geometry_figure
+from posviz.plots.geometry import geometry_chart, geometry_figure
 
 Decode = Callable[[object], np.ndarray]
 BUDGET = 1_500_000  # bytes of figure JSON a view may send (issue 16)
@@ -90,6 +91,40 @@ def test_without_the_spectrum_only_the_scenes() -> None:
     )
     assert {t["type"] for t in figure["data"]} == {"scatter3d"}  # type: ignore[index]
     assert figure["layout"]["showlegend"] is False  # type: ignore[index]
+
+
+def _eyes(canvas: Canvas, *, lecture: bool) -> list[np.ndarray]:
+    """Both scenes' camera eyes (and every axis of theirs asks for at most 5 ticks)."""
+    view = geometry_of(Settings(context_length=16, emb_dim=64))
+    drawn = geometry_chart(view, canvas=canvas, lecture=lecture, spectrum=not lecture)
+    layout = json.loads(json.dumps(drawn.spec.layout))  # plain dicts, to index freely
+    scenes = [layout[name] for name in ("scene", "scene2")]
+    assert all(scene[axis]["nticks"] <= 5 for scene in scenes for axis in ("xaxis", "yaxis"))
+    return [np.array(list(scene["camera"]["eye"].values())) for scene in scenes]
+
+
+def test_the_camera_comes_as_near_as_the_measured_scene_allows() -> None:
+    """Unmeasured, the cameras stand far enough for any scene (2.8, 2.8, 1.8); a projector's
+    slide or tab, whose scenes are wider than tall, brings them nearer (a larger box to read),
+    a 1024-px window's narrower scenes not; the direction stays."""
+    far = _eyes(Canvas(), lecture=False)
+    np.testing.assert_allclose(far[0], [2.8, 2.8, 1.8])
+    # the charts' canvases as Chromium measures them (width; height from the chart's top)
+    slide = _eyes(
+        Canvas(width=1760, height=921, window_width=1920, window_height=1080), lecture=True
+    )
+    tab = _eyes(
+        Canvas(width=1460, height=733, window_width=1920, window_height=1080), lecture=False
+    )
+    small = _eyes(
+        Canvas(width=564, height=295, window_width=1024, window_height=768), lecture=False
+    )
+    distance = float(np.linalg.norm(far[0]))
+    for eyes in (slide, tab, small):
+        np.testing.assert_allclose(eyes[0], eyes[1])
+        np.testing.assert_allclose(eyes[0] / np.linalg.norm(eyes[0]), far[0] / distance, atol=1e-3)
+    assert np.linalg.norm(slide[0]) < 0.9 * distance and np.linalg.norm(tab[0]) < 0.7 * distance
+    assert np.linalg.norm(tab[0]) < np.linalg.norm(small[0]) <= distance
 
 
 @pytest.mark.parametrize("stacked", [False, True])

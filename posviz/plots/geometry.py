@@ -14,6 +14,7 @@ below: about 0.1 MB of JSON at T = 1024, d = 768.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -23,6 +24,8 @@ import numpy as np
 from posviz.geometry import GeometryView, TableGeometry
 from posviz.plots._figure import Drawn, FigureSpec, as_figure
 from posviz.plots._layout import (
+    CHART_BOTTOM_GAP,
+    MIN_FILL_HEIGHT,
     NARROWEST_CHART,
     POSITION_COLORSCALE,
     STACKED_WIDTH,
@@ -49,6 +52,11 @@ MARKERS_UP_TO: Final = 64  # a dot per value up to this many values, a plain lin
 # Further than plotly's (1.25, 1.25, 1.25) side by side: plotly fits a scene to its height, so
 # a scene narrower than tall (half a 1024-px window's chart) still shows its whole box.
 CAMERA_EYE: Final = {"x": 2.8, "y": 2.8, "z": 1.8}
+# The camera's distance, from CAMERA_EYE's direction, for a measured scene wide enough (plotly's
+# own eye is 2.17 away); a narrower one is seen from further, as plotly fits the box to the
+# scene's height, never further than CAMERA_EYE.
+NEAREST_EYE: Final = 2.6
+WIDE: Final = 1.2  # ... from width / height below this (the box seen at an angle is wide)
 STACKED_EYE: Final = {"x": 1.7, "y": 1.7, "z": 1.15}  # a phone's square scene
 TICK_ROOM: Final = 46  # px left of an x-y panel for its tick labels (4 digits at 15 px)
 TITLE_WIDTH: Final = 250  # px a title may take side by side: half a 1024-px window's chart
@@ -171,7 +179,7 @@ def scene_layout(
     whose reruns keep the camera the reader turned (the Training view shares the scene)."""
     axes = {
         name: {"title": {"text": f"PC {number}", "font": {"size": font}},
-               "tickfont": {"size": max(font - 3, 12)}}
+               "tickfont": {"size": max(font - 3, 12)}, "nticks": 5}
         for number, name in enumerate(("xaxis", "yaxis", "zaxis"), start=1)
     }  # fmt: skip
     return {
@@ -181,6 +189,24 @@ def scene_layout(
         "camera": {"eye": eye},
         "uirevision": uirevision,  # a rerun keeps the camera the reader turned
     }
+
+
+def camera_eye(width: float | None, height: float, font: int) -> dict[str, float]:
+    """The camera of a scene ``width`` x ``height`` px whose axis titles are ``font`` px: from
+    :data:`CAMERA_EYE`'s direction, :data:`NEAREST_EYE` away, further as the scene is narrower
+    (below :data:`WIDE` times as wide as tall, besides three letters of its titles: those keep
+    their px as the box shrinks); with ``None``, a width the browser has not measured,
+    :data:`CAMERA_EYE`, which shows the box in any scene.
+
+    >>> camera_eye(None, 400, 15) == CAMERA_EYE, camera_eye(690, 400, 15)
+    (True, {'x': 1.674, 'y': 1.674, 'z': 1.076})
+    """
+    far = math.hypot(*CAMERA_EYE.values())
+    if width is None:
+        return dict(CAMERA_EYE)
+    room = max(width - 3 * font, 1.0)
+    distance = min(NEAREST_EYE * max(1.0, WIDE * height / room), far)
+    return {axis: round(value * distance / far, 3) for axis, value in CAMERA_EYE.items()}
 
 
 def _scene_note(shape: TableGeometry) -> str:
@@ -271,7 +297,7 @@ def geometry_chart(
     """
     if canvas.measured:
         stacked = narrow(canvas)
-    spec = geometry_spec(view, lecture=lecture, stacked=stacked, spectrum=spectrum)
+    spec = geometry_spec(view, lecture=lecture, stacked=stacked, spectrum=spectrum, canvas=canvas)
     decisions = GeometryDecisions(
         stacked=stacked,
         spectrum=spectrum,
@@ -283,10 +309,17 @@ def geometry_chart(
 
 
 def geometry_spec(
-    view: GeometryView, *, lecture: bool = False, stacked: bool = False, spectrum: bool = True
+    view: GeometryView,
+    *,
+    lecture: bool = False,
+    stacked: bool = False,
+    spectrum: bool = True,
+    canvas: Canvas = UNKNOWN,
 ) -> FigureSpec:
     """The two tables' 3D scatters side by side (``stacked``: one under the other, for
-    phones), and with ``spectrum`` their singular values and row lengths under them."""
+    phones), and with ``spectrum`` their singular values and row lengths under them; a
+    measured ``canvas`` brings the cameras as near as the scenes' px allow (:func:`camera_eye`;
+    a slide's scenes are as tall as the window leaves)."""
     sizes = type_sizes(lecture=lecture)
     shapes = (view.main, view.contrast)
     width = STACKED_WIDTH if stacked else (LECTURE_TITLE_WIDTH if lecture else TITLE_WIDTH)
@@ -318,6 +351,15 @@ def geometry_spec(
     traces: list[Trace] = []
     top = -rows[0].title  # px from the top of the plot area
     scene_rows: list[tuple[float, float]] = []
+    eye = STACKED_EYE
+    if not stacked:  # the scenes' px: about half the plot's width, as tall as their row
+        right = sizes.text * 4.5 + 40  # the right margin, as set above
+        scene_height = rows[0].plot
+        if lecture and not spectrum and canvas.height is not None:  # a slide fills the window
+            filled = max(canvas.height - CHART_BOTTOM_GAP, MIN_FILL_HEIGHT)
+            scene_height = filled - round(top_margin) - round(legend + 6)
+        scene_width = None if canvas.width is None else (canvas.width - 8 - right) * 0.47
+        eye = camera_eye(scene_width, scene_height, sizes.text)
     for row in rows:
         top += row.title
         high, low = 1 - top / plot_height, 1 - (top + row.plot) / plot_height
@@ -331,7 +373,6 @@ def geometry_spec(
             if cell.scene:
                 shape, name = shapes[index], ("scene", "scene2")[index]
                 y = (max(low, 0.0), min(high, 1.0))
-                eye = STACKED_EYE if stacked else CAMERA_EYE
                 layout[name] = scene_layout(shape, x, y, sizes.text, eye)
                 scene_rows.append((low, high))
                 if shape.components:
