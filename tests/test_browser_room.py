@@ -2,9 +2,10 @@
 `streamlit run app.py` (see conftest.py and test_browser_layout.py, whose helpers these tests
 use). Waits are for selectors and page conditions, never for time.
 
-* Lecture slides on a phone (390 x 844, a phone's User-Agent and a desktop's): the stacked
-  panels get the height they need, the page scrolls, no two chart texts overlap, and Back /
-  Next stand above the slide's title.
+* Lecture slides on a phone (390 x 844, a phone's User-Agent and a desktop's), the Attention
+  and Training slides among them: the stacked panels get the height they need, the page
+  scrolls, no two chart texts overlap (a colour bar's tick labels included), and Back / Next
+  stand above the slide's title.
 * At 1280 x 720 the first screen of the page shows the default example's repeated rows
   (1, 4 and 7 of "A rose is a rose is a rose."), labelled, inside the window.
 """
@@ -25,12 +26,17 @@ from test_browser_layout import (
 
 pytestmark = pytest.mark.browser
 
-# Slides with a chart: 3 and 4 (one panel), 7 (three), 9 (similarity), 11 (word order).
+# Slides with a chart: 3 and 4 (one panel), 7 (three), 9 (similarity), 11 (word order), 18
+# (the shift test's four heatmaps), 20 (a trained table's similarity, then its distance curve)
+# and 22 (small-init's table, the first of the two runs' charts, its colour bar under it).
 SLIDE_CHARTS = {
     3: (".st-key-embeddings", 1),
     7: (".st-key-embeddings", 3),
     9: (".st-key-similarity", 3),
     11: (".st-key-compare", 8),
+    18: (".st-key-attention", 4),
+    20: (".st-key-training", 1),
+    22: (".st-key-training_small", 1),
 }
 PANELS_HIGH = """(s) => Array.from(
     document.querySelectorAll(s + ' g.hm, ' + s + ' .cartesianlayer .bg'),

@@ -805,3 +805,43 @@ def colorbar_step(limit: float) -> float | None:
     wanted = limit / 1.5
     power = 10.0 ** math.floor(math.log10(wanted))
     return max(m * power for m in (1.0, 2.0, 2.5, 5.0) if m * power <= wanted * (1 + 1e-9))
+
+
+def bar_step(limit: float, *, sequential: bool, length: float, font_size: int) -> float | None:
+    """A round tick step for a colour bar from ``-limit`` (0 if ``sequential``) to ``limit``
+    whose labels fit side by side in ``length`` px, each at least its width plus a little
+    from the next: 3 to 5 ticks (:func:`colorbar_step`, doubled while they do not fit), and
+    where even ``-step, 0, step`` would not, the limit to one digit (0.45: 0.4), so a short bar
+    keeps a tick each side of 0.
+
+    >>> bar_step(0.5, sequential=False, length=400, font_size=15)
+    0.25
+    >>> bar_step(0.5, sequential=False, length=200, font_size=22)
+    0.5
+    >>> bar_step(0.45, sequential=False, length=190, font_size=18)  # 0.25: "−0.25" and "0" touch
+    0.4
+    """
+    step = colorbar_step(limit)
+    while step is not None and int(limit / step + 1e-9) >= 1:
+        if _labels_fit(step, limit, sequential=sequential, length=length, font_size=font_size):
+            return step
+        step *= 2
+    if step is None:
+        return None
+    power = 10.0 ** math.floor(math.log10(limit))
+    return round(math.floor(limit / power + 1e-9) * power, 12)
+
+
+def _labels_fit(
+    step: float, limit: float, *, sequential: bool, length: float, font_size: int
+) -> bool:
+    """Whether a bar of ``length`` px from ``-limit`` (0 if ``sequential``) to ``limit`` has
+    room for its labels every ``step``: all of them side by side, each its width and a little
+    from the next."""
+    ticks = int(limit / step + 1e-9)
+    values = [k * step for k in range(0 if sequential else -ticks, ticks + 1)]
+    widths = [text_width(f"{value:g}".replace("-", "−"), font_size) for value in values]
+    apart = step * length / (limit if sequential else 2 * limit)
+    return (
+        sum(widths) + font_size * len(widths) <= length and apart >= max(widths) + 0.3 * font_size
+    )

@@ -45,7 +45,7 @@ from posviz.plots._layout import (
     Trace,
     TypeSizes,
     arrange,
-    colorbar_step,
+    bar_step,
     max_labels,
     panel_title,
     short_label,
@@ -211,28 +211,6 @@ def weight_cap(weights: np.ndarray) -> float:
         return 1.0
     largest, high = float(finite.max()), float(np.quantile(finite, 0.99))
     return high if 0 < high < largest / 2 else max(largest, 1e-12)
-
-
-def bar_step(limit: float, *, sequential: bool, length: float, font_size: int) -> float | None:
-    """A round tick step for a colour bar from ``-limit`` (0 if ``sequential``) to ``limit``
-    whose labels fit side by side in ``length`` px: 3 to 5 ticks, fewer on a short bar.
-
-    >>> bar_step(0.5, sequential=False, length=400, font_size=15)
-    0.25
-    >>> bar_step(0.5, sequential=False, length=200, font_size=22)
-    0.5
-    """
-    step = colorbar_step(limit)
-    while step is not None:
-        ticks = int(limit / step + 1e-9)
-        values = [k * step for k in range(0 if sequential else -ticks, ticks + 1)]
-        labels = [f"{value:g}".replace("-", "−") for value in values]
-        if sum(text_width(label, font_size) + font_size for label in labels) <= length:
-            return step
-        if len(values) <= (2 if sequential else 3):
-            return step
-        step *= 2
-    return None
 
 
 def _colorbar(

@@ -67,6 +67,7 @@ from posviz.plots._layout import (
     Canvas,
     Trace,
     TypeSizes,
+    bar_step,
     panel_title,
     small_note,
     text_width,
@@ -79,6 +80,7 @@ from posviz.plots.geometry import CAMERA_EYE, STACKED_EYE, scene_layout
 from posviz.token_text import for_plotly
 from posviz.training.view import TrainingView, run_label
 
+MIN_FILLED_PANEL: Final = 150  # px a panel keeps, at least, when a slide fills the window
 PANELS: Final = ("table", "similarity", "distance", "components", "gpt2", "loss")
 # The Training tab's two charts: the panels a step changes, and the loss, whose arrays are the
 # run's at every step (only its step marks move: its chart redraws them alone).
@@ -325,24 +327,32 @@ def _xy_axes(
 
 
 def _bar(
-    limit: float, title: str, x: tuple[float, float], top: float, sizes: TypeSizes
-) -> dict[str, object]:
+    limit: float, title: str, x: tuple[float, float], top: float, sizes: TypeSizes,
+    length: float,
+) -> dict[str, object]:  # fmt: skip
     """A diverging colour axis from ``-limit`` to ``limit`` with a horizontal bar whose top is
-    at paper height ``top``, under the panel spanning ``x``."""
+    at paper height ``top``, under the panel spanning ``x`` (``length`` px): upright tick
+    labels at a round step whose labels fit beside its title (:func:`bar_step`; a phone's
+    bar would otherwise have them turned, over the panel below)."""
+    colorbar: dict[str, object] = {
+        "orientation": "h", "x": (x[0] + x[1]) / 2, "xanchor": "center",
+        "len": x[1] - x[0], "lenmode": "fraction", "y": top, "yanchor": "top",
+        "thickness": 14, "nticks": 5, "tickfont": {"size": sizes.text}, "tickangle": 0,
+        # each tick label right of its tick: the first never reaches back into the title
+        "ticklabelposition": "outside right",
+        "title": {"text": title, "side": "right", "font": {"size": sizes.text}},
+    }  # fmt: skip
+    room = length - text_width(title, sizes.text) - 2 * sizes.text
+    step = bar_step(limit, sequential=False, length=room, font_size=sizes.text)
+    if step is not None:
+        colorbar |= {"tickmode": "linear", "tick0": 0.0, "dtick": step}
     return {
         "colorscale": COLORSCALE_STEPS,
         "cmid": 0.0,
         "cmin": -limit,
         "cmax": limit,
-        "colorbar": {
-            "orientation": "h", "x": (x[0] + x[1]) / 2, "xanchor": "center",
-            "len": x[1] - x[0], "lenmode": "fraction", "y": top, "yanchor": "top",
-            "thickness": 14, "nticks": 5, "tickfont": {"size": sizes.text},
-            # each tick label right of its tick: the first never reaches back into the title
-            "ticklabelposition": "outside right",
-            "title": {"text": title, "side": "right", "font": {"size": sizes.text}},
-        },
-    }  # fmt: skip
+        "colorbar": colorbar,
+    }
 
 
 def _legend_names(view: TrainingView, shown: set[str]) -> list[str]:
@@ -448,14 +458,18 @@ def training_chart(
     drawn_names = {cell.name for cell in cells}
     legend = _legend_height(view, drawn_names, sizes, chart=chart, stacked=stacked)
     # Lecture mode fills the window's height, unless its rows are stacked (a phone: the page
-    # scrolls); a single row (one panel, or two side by side) fills it either way.
+    # scrolls); a single row (one panel, or two side by side) fills it where its panels keep
+    # MIN_FILLED_PANEL px (on a phone, under a slide's words, they would keep a few rows).
     fills = lecture and canvas.height is not None and (not stacked or len(groups) == 1)
     if fills and canvas.height is not None:  # lecture mode: as tall as the window leaves
         room = max(canvas.height - CHART_BOTTOM_GAP, MIN_FILL_HEIGHT)
         fixed = sum(title + below for title, _, below in bands) + legend + 6
         plots = sum(plot for _, plot, _ in bands)
         scale = max((room - fixed) / plots, 0.25)
-        bands = [(title, plot * scale, below) for title, plot, below in bands]
+        if stacked and min(plot for _, plot, _ in bands) * scale < MIN_FILLED_PANEL:
+            fills = False  # its own height, and the page scrolls
+        else:
+            bands = [(title, plot * scale, below) for title, plot, below in bands]
     top_margin = bands[0][0] + (TOOLBAR_ROOM if stacked else 0)
     plot_height = sum(sum(band) for band in bands) - bands[0][0]
     layout: dict[str, object] = {
@@ -510,7 +524,7 @@ def training_chart(
             bar_top = low - ticks / plot_height
             if cell.name == "table":
                 layout |= _xy_axes(x, y, names, ("dimension", "position"), sizes, reversed_y=True)
-                layout["coloraxis"] = _bar(limit, "value", x, bar_top, sizes)
+                layout["coloraxis"] = _bar(limit, "value", x, bar_top, sizes, column)
                 traces.append(_heatmap(
                     view.table.table.numpy(), f"positional table, step {view.step:,}", refs,
                     "coloraxis", "position %{y}<br>dimension %{x}<br>value %{z:.4f}"
@@ -518,7 +532,7 @@ def training_chart(
                 ))  # fmt: skip
             elif cell.name == "similarity":
                 layout |= _xy_axes(x, y, names, ("position", "position"), sizes, reversed_y=True)
-                layout["coloraxis2"] = _bar(1.0, "cosine", x, bar_top, sizes)
+                layout["coloraxis2"] = _bar(1.0, "cosine", x, bar_top, sizes, column)
                 traces.append(_heatmap(
                     view.similarity.numpy(), "cosine similarity", refs, "coloraxis2",
                     "positions %{y} and %{x}<br>cosine %{z:.3f}<extra></extra>",
