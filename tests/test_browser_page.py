@@ -25,6 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from pages import TAB_BUTTONS, TAB_PANEL, open_tab
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from devtools.server import running_server
 from posviz_app._streamlit import CSS_TEST_IDS
@@ -42,6 +43,13 @@ SETTLED = """(selector) => {
         && !document.querySelector('[data-stale="true"]')
         && !document.querySelector('[data-testid="stStatusWidget"]');
 }"""
+
+
+TEXT_BOX = '[data-testid="stTextArea"] textarea'
+# The element's box lies inside the window (the sidebar's text box, with the sidebar open).
+IN_VIEW = """(selector) => { const el = document.querySelector(selector);
+    if (!el) return false; const r = el.getBoundingClientRect();
+    return r.width > 0 && r.left >= 0 && r.right <= window.innerWidth; }"""
 
 
 def settle(page: Any, selector: str = CHART) -> None:
@@ -125,8 +133,16 @@ def test_a_key_in_the_text_box_types_and_does_not_turn_the_slide(
     wait_slide(page, 1)
     # Lecture mode folds the sidebar, in the browser's own time after the slide is shown:
     # wait for its button (checking it once raced the fold: the text box went out of reach).
-    page.locator('[data-testid="stExpandSidebarButton"]').first.click()
+    # On a loaded machine the fold has come again after the button opened it (CI, once): open
+    # it until the text box is in the window, three times at most.
     area = page.locator('[data-testid="stTextArea"] textarea').first
+    for _ in range(3):
+        page.locator('[data-testid="stExpandSidebarButton"]').first.click()
+        try:
+            page.wait_for_function(IN_VIEW, arg=TEXT_BOX, timeout=5_000)
+            break
+        except PlaywrightTimeout:
+            continue
     area.click()
     for key in ("ArrowLeft", "PageDown", "ArrowRight"):
         page.keyboard.press(key)
