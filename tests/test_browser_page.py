@@ -135,7 +135,7 @@ def test_a_key_in_the_text_box_types_and_does_not_turn_the_slide(
     # wait for its button (checking it once raced the fold: the text box went out of reach).
     # On a loaded machine the fold has come again after the button opened it (CI, once): open
     # it until the text box is in the window, three times at most.
-    area = page.locator('[data-testid="stTextArea"] textarea').first
+    area = page.locator(TEXT_BOX).first
     for _ in range(3):
         page.locator('[data-testid="stExpandSidebarButton"]').first.click()
         try:

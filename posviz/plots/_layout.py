@@ -627,8 +627,8 @@ def three_panels(
     right = _right_margin(sizes, stacked=stacked)
     if fill and canvas.width is not None and canvas.height is not None:  # lecture mode
         side_bottom = x_tick_height + (colorbar_height if horizontal else 0)
-        fill_height = max(canvas.height - CHART_BOTTOM_GAP, MIN_FILL_HEIGHT)
-        panel_height = fill_height - title_px - side_bottom
+        filled = fill_height(canvas.height)
+        panel_height = filled - title_px - side_bottom
         every_row = len(token_texts) * pitch * sizes.tick
         if panel_height < every_row and sizes.title > LECTURE_TYPE.tick:
             # Too short to label every row: titles at the projector's smallest type, and no
@@ -639,7 +639,7 @@ def three_panels(
             wrapped = [wrap_title(title, width=width, font_size=sizes.title) for title in titles]
             note = small_note(raw_note, width=width, font_size=sizes.text)
             title_px = max(title_height(title, note, sizes) for title in wrapped)
-            panel_height = fill_height - title_px - side_bottom
+            panel_height = filled - title_px - side_bottom
         panel_height = max(panel_height, 1.0)
         length = panel_height
     elif canvas.measured:  # the figure is drawn exactly as tall as laid out
@@ -790,6 +790,18 @@ def _colorbar_axis(
         "cmax": bar.cmax,
         "colorbar": colorbar,
     }
+
+
+def fill_height(window_room: int) -> int:
+    """px of a figure that fills the window (lecture mode), ``window_room`` px from its top to
+    the window's bottom (:attr:`Canvas.height`): as tall as that less
+    :data:`CHART_BOTTOM_GAP`, never under :data:`MIN_FILL_HEIGHT`, as the chart component
+    sizes it (``fill_room`` in its payload).
+
+    >>> fill_height(900), fill_height(200)
+    (882, 320)
+    """
+    return max(window_room - CHART_BOTTOM_GAP, MIN_FILL_HEIGHT)
 
 
 def colorbar_step(limit: float) -> float | None:

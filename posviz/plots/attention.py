@@ -32,9 +32,7 @@ import torch
 from posviz.config import Scheme
 from posviz.plots._figure import Drawn, FigureSpec, as_figure, spec_of
 from posviz.plots._layout import (
-    CHART_BOTTOM_GAP,
     COLORSCALE_STEPS,
-    MIN_FILL_HEIGHT,
     PLOT_BACKGROUND,
     ROW_PITCH,
     SIDE_BY_SIDE_PANEL,
@@ -46,6 +44,7 @@ from posviz.plots._layout import (
     TypeSizes,
     arrange,
     bar_step,
+    fill_height,
     max_labels,
     panel_title,
     short_label,
@@ -442,7 +441,7 @@ def _bands(
     others = note_px + title_px + x_ticks + bar + bias_title_px + bottom
     fills = False
     if lecture and columns == 4 and canvas.height is not None:  # a slide: the window's height
-        available = max(canvas.height - CHART_BOTTOM_GAP, MIN_FILL_HEIGHT)
+        available = fill_height(canvas.height)
         if others + panel + bias_px > available:
             if bias_chart:  # a third of what is left, at least MIN_BIAS_HEIGHT
                 bias_px = min(bias_px, max(MIN_BIAS_HEIGHT, (available - others) / 3))
@@ -553,9 +552,9 @@ def attention_chart(
 
     ``canvas``: the room the chart has on the page (:func:`_columns`: four in a row, two by
     two, or one under the other, each as tall as wide); with ``Canvas()``, ``stacked`` stacks
-    them. ``lecture``: projector
-    type sizes, short titles, positions alone under the columns, and on a measured canvas the
-    window's height. ``bias_chart``: draw the bias against distance under the heatmaps.
+    them. ``lecture``: projector type sizes, short titles, positions alone under the columns,
+    and on a measured canvas the window's height. ``bias_chart``: draw the bias against
+    distance under the heatmaps.
 
     >>> from posviz.config import Settings
     >>> from posviz.scores import build_attention

@@ -24,8 +24,6 @@ import numpy as np
 from posviz.geometry import GeometryView, TableGeometry
 from posviz.plots._figure import Drawn, FigureSpec, as_figure
 from posviz.plots._layout import (
-    CHART_BOTTOM_GAP,
-    MIN_FILL_HEIGHT,
     NARROWEST_CHART,
     POSITION_COLORSCALE,
     STACKED_WIDTH,
@@ -35,6 +33,7 @@ from posviz.plots._layout import (
     Canvas,
     Trace,
     TypeSizes,
+    fill_height,
     narrow,
     panel_title,
     small_note,
@@ -333,6 +332,7 @@ def geometry_spec(
     ticks = TICK_ROOM / (STACKED_WIDTH if stacked else NARROWEST_CHART)
     scene_domains = {1: [(0.02, 0.98)], 2: [(0.02, 0.49), (0.51, 0.98)]}
     panel_domains = {1: [(ticks, 1.0)], 2: [(ticks, 0.47), (0.53 + ticks, 1.0)]}
+    left, right = 8, 16 if stacked else sizes.text * 4.5 + 40  # px: margins (a bar at the right)
     layout: dict[str, object] = {
         "font": {"size": sizes.text},
         "hoverlabel": {"font": {"size": sizes.text}},
@@ -344,8 +344,7 @@ def geometry_spec(
                    "tracegroupgap": 0},
         "annotations": [],
         "margin": {"t": round(top_margin), "b": round(legend + 6),
-                   "l": 8,
-                   "r": round(16 if stacked else sizes.text * 4.5 + 40)},
+                   "l": left, "r": round(right)},
         "height": round(top_margin + plot_height + legend + 6),
     }  # fmt: skip
     traces: list[Trace] = []
@@ -353,12 +352,10 @@ def geometry_spec(
     scene_rows: list[tuple[float, float]] = []
     eye = STACKED_EYE
     if not stacked:  # the scenes' px: about half the plot's width, as tall as their row
-        right = sizes.text * 4.5 + 40  # the right margin, as set above
         scene_height = rows[0].plot
         if lecture and not spectrum and canvas.height is not None:  # a slide fills the window
-            filled = max(canvas.height - CHART_BOTTOM_GAP, MIN_FILL_HEIGHT)
-            scene_height = filled - round(top_margin) - round(legend + 6)
-        scene_width = None if canvas.width is None else (canvas.width - 8 - right) * 0.47
+            scene_height = fill_height(canvas.height) - round(top_margin) - round(legend + 6)
+        scene_width = None if canvas.width is None else (canvas.width - left - right) * 0.47
         eye = camera_eye(scene_width, scene_height, sizes.text)
     for row in rows:
         top += row.title

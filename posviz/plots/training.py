@@ -55,9 +55,7 @@ import plotly.graph_objects as go
 from posviz.geometry import TableGeometry
 from posviz.plots._figure import Drawn, FigureSpec
 from posviz.plots._layout import (
-    CHART_BOTTOM_GAP,
     COLORSCALE_STEPS,
-    MIN_FILL_HEIGHT,
     NARROWEST_CHART,
     POSITION_COLORSCALE,
     STACKED_WIDTH,
@@ -68,6 +66,7 @@ from posviz.plots._layout import (
     Trace,
     TypeSizes,
     bar_step,
+    fill_height,
     panel_title,
     small_note,
     text_width,
@@ -462,7 +461,7 @@ def training_chart(
     # MIN_FILLED_PANEL px (on a phone, under a slide's words, they would keep a few rows).
     fills = lecture and canvas.height is not None and (not stacked or len(groups) == 1)
     if fills and canvas.height is not None:  # lecture mode: as tall as the window leaves
-        room = max(canvas.height - CHART_BOTTOM_GAP, MIN_FILL_HEIGHT)
+        room = fill_height(canvas.height)
         fixed = sum(title + below for title, _, below in bands) + legend + 6
         plots = sum(plot for _, plot, _ in bands)
         scale = max((room - fixed) / plots, 0.25)

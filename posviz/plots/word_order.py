@@ -22,13 +22,12 @@ from posviz.compare import OrderComparison
 from posviz.config import ADDS_TO_INPUT
 from posviz.plots._figure import Drawn, FigureSpec, as_figure, spec_of
 from posviz.plots._layout import (
-    CHART_BOTTOM_GAP,
     COLORSCALE_STEPS,
     MEASURED_ROW_PITCH,
-    MIN_FILL_HEIGHT,
     TOOLBAR_ROOM,
     UNKNOWN,
     Canvas,
+    fill_height,
     panel_title,
     row_labels,
     small_note,
@@ -201,7 +200,7 @@ def compare_chart(
         left = round(10 + label + 8 + font_size * 1.6)
         layout |= {"margin": {"t": 0, "b": 0, "l": left, "r": 10}, "height": round(grid.height)}
     elif lecture and canvas.height is not None:  # lecture mode: as tall as the window leaves
-        layout["height"] = max(canvas.height - CHART_BOTTOM_GAP, MIN_FILL_HEIGHT)
+        layout["height"] = fill_height(canvas.height)
     step = 1  # the grid of a window too short for every row's label labels every step-th
     if grid is None and canvas.measured:
         margin = layout["margin"]
