@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 import pytest
+from test_browser_page import settle
 
 pytestmark = pytest.mark.browser
 
@@ -61,6 +62,10 @@ def open_app(page: Any, url: str) -> None:
     page.goto(url)
     page.wait_for_selector(CHART, timeout=LOAD_TIMEOUT)
     wait_for_dims(page, 64)  # the default emb_dim
+    # and settled: the chart's size report and its rerun are over (the shapes line follows
+    # the window's measured height; CI once read the page before that rerun and found the
+    # short window's one-line form)
+    settle(page)
 
 
 def test_page_loads_with_three_heatmaps_chips_and_shapes(page: Any, server_url: str) -> None:
