@@ -14,11 +14,14 @@ import itertools
 from typing import Any
 
 import pytest
+from reference import repeated_groups
 from test_browser_labels import BULLETS, CODE, OPENING, PARAGRAPH
 
 from posviz.config import Settings
+from posviz.lesson.repeats import lesson_sentence
 from posviz.plots._layout import Canvas
 from posviz.plots.heatmaps import embeddings_chart, similarity_chart
+from posviz.tokenizer import encode
 from posviz.view import build_view
 
 LABEL_BOX = 1.12  # a tick label's height in font sizes
@@ -112,3 +115,21 @@ def test_similarity_labels_of_the_verdict_stand_apart() -> None:
     labelled = assert_labels_apart(layout, len(drawn.decisions.rows))
     assert_outlines_clear_of_labels(layout)
     assert drawn.decisions.labelled == tuple(labelled)
+
+
+def test_the_sentence_names_the_rows_left_without_a_label() -> None:
+    """The lesson sentence reads the figure's decision: the marked rows its axis does not
+    label, found here from the drawn ticks and the reference's repeated groups."""
+    shown = window(OPENING, 1024)
+    drawn = embeddings_chart(shown, canvas=FULL_HD)
+    he = repeated_groups(encode(OPENING)[:1024])[encode(" he")[0]]
+    ticks = set(labelled_rows(drawn.spec.layout["yaxis"]))
+    crowded = [row for row in he if row not in ticks]
+    assert crowded == [556, 562, 580, 587, 994]
+    sentence = lesson_sentence(drawn.decisions, markdown=False)
+    assert sentence.endswith(
+        " Rows 556, 562, 580, 587 and 994 stand too close to a labelled twin for a label of "
+        "their own: their outlines and hover name them."
+    )
+    question = embeddings_chart(shown, canvas=FULL_HD, outlines=False).decisions
+    assert lesson_sentence(question, markdown=False).endswith(": their hover names them.")
