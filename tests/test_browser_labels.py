@@ -8,13 +8,17 @@ covers a label. Read from what plotly.js drew: the boxes of the tick labels
 * 1920 x 1080: a code snippet and a bulleted list (their punctuation and indentation repeat
   every few tokens);
 * lecture mode at 1280 x 720: The Verdict's first 312 tokens (the commas at 31, 38, 44, 49 and
-  161, 169), slides 3 and 7.
+  161, 169), slides 3 and 7;
+* the offline HTML ``python -m posviz --out fig.html`` writes, of the rose and of those 312
+  tokens (the outlines covered the labels' last letters there).
 
 Waits are for page conditions, never for time; nothing is timed.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -23,18 +27,12 @@ import pytest
 from pages import open_tab
 from test_browser_layout import COLLISIONS, IDLE, STEP_TITLES, wait_drawn
 
-from posviz.config import Settings
-from posviz.export import figure_html
-from posviz.plots.heatmaps import embeddings_figure
-from posviz.view import build_view
-
 pytestmark = pytest.mark.browser
 
 EMBEDDINGS = ".st-key-embeddings .js-plotly-plot"
 SIMILARITY = ".st-key-similarity .js-plotly-plot"
-VERDICT = (Path(__file__).resolve().parent.parent / "posviz/data/the-verdict.txt").read_text(
-    encoding="utf-8"
-)
+ROOT = Path(__file__).resolve().parent.parent
+VERDICT = (ROOT / "posviz/data/the-verdict.txt").read_text(encoding="utf-8")
 OPENING = VERDICT[:6_000]  # 1,486 tokens: the first window of T = 1,024 is dense with repeats
 PARAGRAPH = VERDICT[:1_222]  # 312 tokens, to "in his own trade"
 CODE = """class SelfAttention_v2(nn.Module):
@@ -155,12 +153,17 @@ def test_a_1280x720_slide_of_a_312_token_paragraph_keeps_its_labels_apart(
 def test_the_offline_html_keeps_outlines_off_the_labels(
     sized: Any, tmp_path: Path, text: str, context_length: int
 ) -> None:
-    """The figure the page's download and ``--out fig.html`` write (Canvas(): laid out for no
-    measured size), opened from the file."""
-    window = build_view(Settings(text=text, context_length=context_length)).embeddings
-    assert window is not None
+    """The figure ``python -m posviz --out fig.html`` writes (Canvas(): laid out for no measured
+    size), opened from the file. A real subprocess: without Streamlit imported, Plotly's own
+    template is the default, and it draws no tick marks (Streamlit's, this process's default
+    since conftest imported Streamlit, does)."""
+    source = tmp_path / "text.txt"
+    source.write_text(text, encoding="utf-8")
     path = tmp_path / "fig.html"
-    path.write_bytes(figure_html(embeddings_figure(window)))
+    command = [sys.executable, "-m", "posviz", "--text-file", str(source), "--out", str(path)]
+    command += ["--context-length", str(context_length)]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
     page = sized(1280, 800)
     page.goto(path.as_uri())
     page.wait_for_function(
