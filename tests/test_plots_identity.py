@@ -4,15 +4,18 @@ labelled and what their hover says. Expected rows come from tests/reference.py."
 
 from __future__ import annotations
 
+import itertools
 import re
 
+import plotly.graph_objects as go
 import pytest
 from reference import largest_row_difference, repeated_groups
 
 from posviz.config import Scheme
 from posviz.embeddings import SeededEmbeddings
 from posviz.pipeline import WindowEmbeddings, embed_window
-from posviz.plots.heatmaps import embeddings_figure, similarity_figure
+from posviz.plots._layout import Canvas
+from posviz.plots.heatmaps import embeddings_chart, embeddings_figure, similarity_figure
 from posviz.repeats import repeat_facts
 from posviz.tokenizer import encode
 
@@ -95,23 +98,48 @@ def test_facts_the_caller_measured_are_the_ones_drawn(tables: SeededEmbeddings) 
     assert set(outlined_rows(told, "x3").values()) == {"solid"}
 
 
-@pytest.mark.parametrize("lecture", [False, True])
+# A 1280 x 720 projector's slide (lecture mode fills the window below the chart's top).
+PROJECTOR = Canvas(width=1232, height=560, window_width=1280, window_height=720)
+
+
+@pytest.mark.parametrize(("lecture", "canvas"), [(False, Canvas()), (True, PROJECTOR)])
 @pytest.mark.parametrize("panels", [1, 2, 3])
-def test_every_repeated_row_is_labelled(
-    tables: SeededEmbeddings, lecture: bool, panels: int
+def test_every_repeated_row_is_labelled_where_rows_have_room(
+    tables: SeededEmbeddings, lecture: bool, canvas: Canvas, panels: int
 ) -> None:
     shown = window(tables, FOX)
-    figure = embeddings_figure(shown, lecture=lecture, panels=panels)
+    drawn = embeddings_chart(shown, lecture=lecture, panels=panels, canvas=canvas)
+    figure = go.Figure(drawn.spec.data, drawn.spec.layout)
     repeated = {p for group in repeated_groups(shown.token_ids).values() for p in group}
     assert repeated == {1, 2, 3, 6, 10, 11, 12, 13}
     axis = figure.layout.yaxis
     assert axis.tickmode == "array"  # never left to Plotly, which could skip one
     assert repeated <= labelled_rows(axis)
+    assert drawn.decisions.labelled == tuple(sorted(labelled_rows(axis)))
+    assert drawn.decisions.unlabelled == ()
     texts = {int(re.sub(r"<[^>]+>", "", t).split(" · ")[0]): t for t in axis.ticktext}
     for row in repeated:
         assert texts[row].startswith('<span style="color:#') and "<b>" in texts[row]
     if panels < 3:  # outlines only on the panels drawn
         assert outlined_rows(figure, "x3") == {}
+
+
+def test_a_lecture_figure_for_no_measured_size_keeps_crowded_twins_to_one_label(
+    tables: SeededEmbeddings,
+) -> None:
+    """Canvas() in lecture mode: the labels are spaced for the smallest lecture panel (300 px,
+    19 px a row for 16 rows: less than a 20-px label), so "␣quick ␣brown ␣fox" at 1, 2, 3 get
+    one label, and every outline and hover stays."""
+    shown = window(tables, FOX)
+    drawn = embeddings_chart(shown, lecture=True)
+    labelled = drawn.decisions.labelled
+    assert all(b - a >= 2 for a, b in itertools.pairwise(labelled)), labelled
+    assert 1 in labelled and 2 not in labelled, "the most frequent token's rows come first"
+    assert set(drawn.decisions.unlabelled) == {1, 2, 3, 6, 10, 11, 12, 13} - set(labelled)
+    figure = go.Figure(drawn.spec.data, drawn.spec.layout)
+    assert set(outlined_rows(figure, "x")) == {1, 2, 3, 6, 10, 11, 12, 13}
+    hover = figure.data[0].y
+    assert all("same token vector" in hover[row] for row in drawn.decisions.unlabelled)
 
 
 def test_a_question_step_labels_the_rows_without_outlining_them(tables: SeededEmbeddings) -> None:

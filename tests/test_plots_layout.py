@@ -177,12 +177,12 @@ def test_a_chart_whose_height_the_page_sets_gets_auto_ticks_side_by_side_only() 
     assert isinstance(axis, dict) and axis["tickmode"] == "array"
 
 
-# --- marked rows (a repeated token's): always labelled --------------------------------------
+# --- marked rows (a repeated token's): labelled a label apart (issue 42) ---------------------
 
 
 @pytest.mark.parametrize("rows", [9, 64, 1024])
-@pytest.mark.parametrize("marked", [(1, 2, 3, 500), (0, 7), (5,)])
-def test_marked_rows_are_always_labelled_and_spaced_rows_keep_clear(
+@pytest.mark.parametrize("marked", [(1, 2, 3, 500), (0, 7), (5,), (40, 3, 41, 2, 63, 60)])
+def test_marked_rows_are_labelled_a_label_apart_and_spaced_rows_keep_clear(
     rows: int, marked: tuple[int, ...]
 ) -> None:
     texts = [f"t{i}" for i in range(rows)]
@@ -190,16 +190,32 @@ def test_marked_rows_are_always_labelled_and_spaced_rows_keep_clear(
     marks = RowMarks(colours=dict.fromkeys(inside, "#123456"), notes=dict.fromkeys(inside, "twin"))
     ticks = position_ticks(texts, font_size=20, length=300, marks=marks)
     labelled = [int(value.split(" · ")[0]) for value in ticks.values]
-    assert set(inside) <= set(labelled)
+    assert tuple(labelled) == ticks.rows
+    label = 20 * 1.3  # px from one label to the next, at least (ROW_PITCH font sizes)
+    px_per_row = 300 / rows
+    gaps = [(b - a) * px_per_row for a, b in itertools.pairwise(labelled)]
+    assert all(gap >= label - 1e-9 for gap in gaps), "no two labels touch"
+    if inside:
+        assert inside[0] in labelled, "the first marked row is always labelled"
+    for row in inside:  # labelled, or a twin stands within a label's height
+        near = [m for m in inside if m in labelled and abs(m - row) * px_per_row < label]
+        assert row in labelled or near, row
+        assert ticks.categories[row] == f"{row} · t{row} (twin)", "hover names every marked row"
     step = math.ceil(rows / (300 // 26))
     spaced = [row for row in labelled if row not in inside]
     for row in spaced:
         assert row % step == 0, "a spaced row is one of the evenly spaced ones"
         assert all(abs(row - m) >= step for m in inside), "and keeps clear of marked rows"
-    for row in inside:
-        assert ticks.categories[row] == f"{row} · t{row} (twin)"
+    for row in set(inside) & set(labelled):
         text = ticks.texts[labelled.index(row)]
         assert text == f'<span style="color:#123456"><b>{row} · t{row}</b></span>'
+
+
+def test_twins_a_label_apart_each_keep_their_label() -> None:
+    """Nine rows on 300 px: 33 px a row, every twin labelled (issue 15's rose sentence)."""
+    marks = RowMarks(colours=dict.fromkeys((1, 4, 7, 2, 5), "#123456"))
+    ticks = position_ticks(ROSE, font_size=20, length=300, marks=marks)
+    assert {1, 2, 4, 5, 7} <= set(ticks.rows)
 
 
 def test_marks_replace_auto_ticks_and_tick_texts_name_the_rows_only_in_labels() -> None:

@@ -143,6 +143,30 @@ def drawn_dims(decisions: EmbeddingsDecisions) -> str:
     return f" over the {len(decisions.columns)} of {decisions.emb_dim} dimensions drawn"
 
 
+def crowded_rows(decisions: EmbeddingsDecisions | SimilarityDecisions) -> str:
+    """What the figure said about the marked rows it left without a label (``""``: none):
+    twins closer than a label's height share one label (issue 42), so a reader who sees an
+    outline with no label knows where its name is.
+
+    >>> from posviz.embeddings import SeededEmbeddings
+    >>> from posviz.pipeline import embed_window
+    >>> from posviz.plots.heatmaps import embeddings_chart
+    >>> w = embed_window(SeededEmbeddings.create(seed=1, emb_dim=4), [5, 7, 5], context_length=4)
+    >>> crowded_rows(embeddings_chart(w).decisions)
+    ''
+    """
+    rows = decisions.unlabelled
+    if not rows:
+        return ""
+    one = len(rows) == 1
+    named = "its outline and its hover name it" if one else "their outlines and hover name them"
+    if not decisions.outlined:
+        named = "its hover names it" if one else "their hover names them"
+    where = f"Row {rows[0]} stands" if one else f"Rows {listing([str(r) for r in rows])} stand"
+    own = "its own" if one else "their own"
+    return f" {where} too close to a labelled twin for a label of {own}: {named}."
+
+
 def lesson_sentence(decisions: EmbeddingsDecisions, *, markdown: bool = True) -> str:
     """The sentence above the embeddings figure: where the token the figure marks first
     stands, whether its token rows and its input rows are identical in the cells drawn (with
@@ -219,7 +243,7 @@ def lesson_sentence(decisions: EmbeddingsDecisions, *, markdown: bool = True) ->
         same = all(_behaves_like(token, main) for token in others)
         start = "The same holds for" if same else "Also repeated:"
         sentence += f" {start} {listing(named, limit=OTHERS_NAMED)}."
-    return sentence
+    return sentence + crowded_rows(decisions)
 
 
 def _lengths(difference: float, decisions: EmbeddingsDecisions) -> str:
@@ -322,4 +346,4 @@ def similarity_sentence(decisions: SimilarityDecisions, *, markdown: bool = True
                 f"In the {panel} the pairs of {quoted(main.token_text, markdown=markdown)} "
                 f"{_bold(f'read {read}', markdown)}: the rotation by position turns them apart"
             )
-    return f"{_bold(token, markdown)}: {named}. {inputs}."
+    return f"{_bold(token, markdown)}: {named}. {inputs}.{crowded_rows(decisions)}"

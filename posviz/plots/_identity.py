@@ -5,13 +5,16 @@ them). In the embeddings figure each occurrence's row is outlined in the token p
 input panel: a solid outline where the rows are identical (largest difference 0.0), a dashed
 one where they differ, so the line says it too, not only the colour. In the similarity figure
 the cells of each pair of occurrences are outlined in the token and input panels. The rows'
-tick labels are always shown, bold in the token's colour, and their hover names the twins
-("same token vector as rows 4 and 7").
+tick labels are shown bold in the token's colour, and their hover names the twins ("same
+token vector as rows 4 and 7"). Twins closer than a label's height share one label (the first
+marked: :func:`posviz.plots._layout.spread_marks`), so labels never print over each other; the
+others keep their outline and their hover.
 
 Every outline is a Plotly shape placed in the axes' own coordinates (``x domain`` across a
 panel, a row's category index ± 0.5 down it), so the outlines stay on their rows whatever height
 the page gives the chart. Each is drawn twice, a white casing under the coloured line, so it
-shows on red, white and blue cells alike.
+shows on red, white and blue cells alike. The casing reaches :data:`MAX_OUTLINE_REACH` px out
+of the plot at most: less than the tick marks' length, which keeps the labels off it.
 
 A window with many repeats marks as many tokens (most frequent first) as the position axis has
 room to label (:func:`posviz.plots._layout.max_labels`); the rest are left out, and
@@ -39,6 +42,7 @@ MARK_COLOURS: Final = ("#c65102", "#6a3d9a", "#1b7837", "#111111")
 CASING: Final = "#ffffff"
 MAX_MARKED_CELLS: Final = 200  # outlined cells per similarity panel (2 shapes each)
 _NAMED_TWINS: Final = 4  # rows named in a hover note before "and N more"
+MAX_OUTLINE_REACH: Final = 3  # px a casing (width + 2, at most 6) reaches past its rectangle
 
 
 @dataclass(frozen=True)
@@ -55,8 +59,9 @@ class Identity:
     def row_marks(
         self, *, coloured: bool = True, tick_texts: Sequence[str] | None = None
     ) -> RowMarks:
-        """The marked rows for :func:`posviz.plots._layout.position_ticks`: always labelled
-        (bold in their colour unless ``coloured`` is false), hover naming the twins."""
+        """The marked rows for :func:`posviz.plots._layout.position_ticks`, the most frequent
+        token's first (labelled first where twins crowd): bold in their colour unless
+        ``coloured`` is false, hover naming the twins."""
         colours: dict[int, str | None] = {}
         notes: dict[int, str] = {}
         for index, positions in enumerate(self.groups):
@@ -94,6 +99,11 @@ def _outline(
     width: float, dash: str, x_domain: bool
 ) -> list[dict[str, object]]:  # fmt: skip
     """A rectangle as two shapes: a white casing, then the coloured line on top."""
+    if (width + 2) / 2 > MAX_OUTLINE_REACH:
+        raise ValueError(
+            f"outline width {width} px reaches past {MAX_OUTLINE_REACH} px with its casing: "
+            f"use at most {2 * MAX_OUTLINE_REACH - 2} px"
+        )
     base: dict[str, object] = {
         "type": "rect",
         "xref": f"{x_ref} domain" if x_domain else x_ref,

@@ -90,6 +90,13 @@ MIN_FILL_HEIGHT: Final = 320  # px: a chart that fills the window is never short
 # that close; a figure for Canvas() may be squeezed by the page, so it keeps more air.
 ROW_PITCH: Final = 1.3
 MEASURED_ROW_PITCH: Final = 1.15
+# Tick marks outside the plot, 5 px long: plotly.js then sets the tick labels 5 px and a fifth
+# of their font size off the plot, clear of an outline's casing (at most 3 px outside the plot,
+# posviz.plots._identity). Written into the axes, not left to the template: Streamlit's
+# template (the page) has them, plotly's (the command line, the offline HTML) does not, and
+# there the outlines covered the labels' last letters (issue 42).
+TICK_LENGTH: Final = 5
+OUTSIDE_TICKS: Final = {"ticks": "outside", "ticklen": TICK_LENGTH}
 
 
 class CanvasError(ValueError):
@@ -325,12 +332,15 @@ class PositionTicks:
     width: float  # px of the widest short label
     categories: list[str]  # every row's category name: the heatmaps' y values
     auto: bool = False  # Plotly picks the labelled rows for the axis length it draws
+    rows: tuple[int, ...] = ()  # the rows labelled (auto: none chosen here)
 
 
 @dataclass(frozen=True)
 class RowMarks:
-    """Rows a figure marks (a repeated token's, :mod:`posviz.plots._identity`): each is always
-    labelled, its label bold in its colour (plain for ``None``), and its hover says ``note``.
+    """Rows a figure marks (a repeated token's, :mod:`posviz.plots._identity`): each is
+    labelled where its label has room (:func:`spread_marks`: first come, first labelled, in
+    the order of ``colours``), its label bold in its colour (plain for ``None``), and its hover
+    says ``note`` whether labelled or not.
 
     ``tick_texts`` (optional, one per row) replaces the token texts in the tick labels only:
     a character split over several tokens, named (hover keeps the exact bytes; with ``auto``
@@ -351,9 +361,30 @@ def max_labels(length: float, font_size: float, *, pitch: float = ROW_PITCH) -> 
     return max(1, int(length // (pitch * font_size)))
 
 
-def _labelled_rows(rows: int, step: int, marked: Sequence[int]) -> list[int]:
-    """Every ``step``-th row from 0, and every ``marked`` row; a spaced row closer than
-    ``step`` to a marked one gives way to it (marked rows may stand closer to each other)."""
+def spread_marks(marked: Sequence[int], *, apart: float) -> tuple[int, ...]:
+    """The ``marked`` rows that get a label: each in turn, unless it stands closer than
+    ``apart`` rows to one labelled before it (then its label would print over that one's: a
+    cluster of twins gets one label, and the first rows in ``marked`` win). Sorted.
+
+    >>> spread_marks([550, 556, 562, 580, 587, 983, 988], apart=12.5)
+    (550, 580, 983)
+    >>> spread_marks([9, 3, 4, 5], apart=2)
+    (3, 5, 9)
+    """
+    labelled: list[int] = []
+    for row in marked:
+        at = bisect.bisect_left(labelled, row)
+        neighbours = labelled[max(at - 1, 0) : at + 1]
+        if all(abs(row - other) >= apart for other in neighbours):
+            labelled.insert(at, row)
+    return tuple(labelled)
+
+
+def _labelled_rows(
+    rows: int, step: int, marked: Sequence[int], labelled: Sequence[int]
+) -> list[int]:
+    """Every ``step``-th row from 0, and the ``labelled`` ones of the ``marked`` rows; a spaced
+    row closer than ``step`` to a marked one gives way to it."""
     if not marked:
         return list(range(0, rows, step))
     required = sorted(marked)
@@ -366,7 +397,7 @@ def _labelled_rows(rows: int, step: int, marked: Sequence[int]) -> list[int]:
         )
         if nearest >= step:
             spaced.append(row)
-    return sorted({*spaced, *required})
+    return sorted({*spaced, *labelled})
 
 
 def position_ticks(
@@ -386,9 +417,11 @@ def position_ticks(
     Plotly labels one row in every ``ceil(rows / (length / (1.2 * font_size)))`` for the length
     it draws (plotly.js ``prepTicks`` on category axes), at every redraw.
 
-    ``marks``: rows that are always labelled (labels bold, in their colour) and whose hover
-    carries a note; with marks, ``auto`` is not used (Plotly could skip a marked row) and the
-    spaced rows are chosen for ``length``.
+    ``marks``: rows labelled before the spaced ones (labels bold, in their colour), where
+    their labels stand ``pitch * font_size`` px apart: of twins closer than that, only the
+    first in ``marks.colours`` is labelled (:func:`spread_marks`); every marked row's hover
+    carries its note. With marks, ``auto`` is not used (Plotly could skip a marked row) and
+    the rows are chosen for ``length``. ``rows`` of the result: the rows labelled.
     """
     marks = marks or RowMarks()
     rows = len(token_texts)
@@ -397,7 +430,10 @@ def position_ticks(
         chosen: Sequence[int] = range(rows)
     else:
         step = max(1, math.ceil(rows / max_labels(length, font_size, pitch=pitch)))
-        chosen = _labelled_rows(rows, step, [row for row in marks.colours if row < rows])
+        marked = [row for row in marks.colours if row < rows]
+        # rows between two labels that do not touch: a label's height in rows of the axis
+        apart = pitch * font_size * rows / max(length, 1.0)
+        chosen = _labelled_rows(rows, step, marked, spread_marks(marked, apart=apart))
     # auto: the labels are the rows' category names, shown in hover too: exact bytes there
     names = token_texts if marks.tick_texts is None or auto else marks.tick_texts
     shorts = [short_label(position, names[position]) for position in chosen]
@@ -424,6 +460,7 @@ def position_ticks(
         texts=texts,
         width=width,
         categories=categories,
+        rows=tuple(chosen),
     )
 
 
@@ -442,6 +479,7 @@ def position_axis(ticks: PositionTicks, *, font_size: int, title: str | None) ->
         "type": "category",
         "tickfont": {"size": font_size},
         "automargin": False,
+        **OUTSIDE_TICKS,
     }
     if ticks.auto:
         axis["tickmode"] = "auto"
@@ -503,6 +541,7 @@ class PanelLayout:
     layout: dict[str, object]
     axes: list[tuple[str, str]]  # ("x2", "y2") ...
     rows: list[str]  # the category name of each row: the heatmaps' y values
+    labelled: tuple[int, ...] = ()  # the rows whose position label is drawn
 
 
 COLORBAR_HEIGHT: Final = 110  # px under a panel for a horizontal bar, its ticks and title
@@ -676,6 +715,7 @@ def three_panels(
             x_ref, y_ref = x_name.replace("axis", ""), y_name.replace("axis", "")
             axes.append((x_ref, y_ref))
             layout[x_name] = {
+                **OUTSIDE_TICKS,
                 **x_axis,
                 "domain": [0.0, 1.0],
                 "anchor": y_ref,
@@ -705,6 +745,7 @@ def three_panels(
             x_name, y_name = _axis_names(index)
             axes.append((x_name.replace("axis", ""), "y"))
             layout[x_name] = {
+                **OUTSIDE_TICKS,
                 **x_axis,
                 "domain": [start, start + span],
                 "anchor": "y",
@@ -735,7 +776,7 @@ def three_panels(
         margin = {"t": title_px, "b": bottom, "l": left, "r": right}
         layout["height"] = height
     layout["margin"] = {side: round(value) for side, value in margin.items()}
-    return PanelLayout(layout=layout, axes=axes, rows=ticks.categories)
+    return PanelLayout(layout=layout, axes=axes, rows=ticks.categories, labelled=ticks.rows)
 
 
 def _axis_names(index: int) -> tuple[str, str]:

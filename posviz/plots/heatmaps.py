@@ -10,8 +10,9 @@ Rows are positions (labelled ``position · token``), columns are embedding dimen
 panels share one symmetric, colour-blind-safe diverging colour scale and one colour bar, and
 zoom together. Hover shows the position, token, token id, dimension and the three values
 ``token + position = input``. The rows of a token that repeats in the window are outlined and
-always labelled (:mod:`posviz.plots._identity`); a character split over several tokens is
-named in the tick labels (``東 (1 of 2)``), hover keeps the exact bytes.
+labelled, one label where twins stand closer than a label's height
+(:mod:`posviz.plots._identity`, the decisions' ``labelled``); a character split over several
+tokens is named in the tick labels (``東 (1 of 2)``), hover keeps the exact bytes.
 
 Payload rules (a rerun must stay under 1.5 MB of figure JSON):
 
@@ -161,13 +162,20 @@ def _marks_note(note: str, marks: Identity, outlines: bool) -> str:
     return f"{note}; {left}" if note else left
 
 
+def _unlabelled(groups: tuple[tuple[int, ...], ...], labelled: tuple[int, ...]) -> tuple[int, ...]:
+    """The rows of ``groups`` not in ``labelled``, in order."""
+    shown = set(labelled)
+    return tuple(sorted(row for rows in groups for row in rows if row not in shown))
+
+
 @dataclass(frozen=True)
 class EmbeddingsDecisions:
     """What :func:`embeddings_chart` decided, for the words beside the figure to read.
 
     ``repeats`` holds the repeated tokens measured on the cells drawn (the dimensions in
     ``columns``), the tokens the figure marks first, in the order it marks them: the first is
-    the one the sentences name (:attr:`main`). Marked rows are always labelled; ``outlined``
+    the one the sentences name (:attr:`main`). Marked rows are labelled where their labels do
+    not touch (``labelled``: of twins closer than a label's height, the first); ``outlined``
     says whether they are outlined too (not on a question slide).
     """
 
@@ -181,6 +189,13 @@ class EmbeddingsDecisions:
     left_out: int  # repeated tokens not marked (no room to label their rows)
     repeats: RepeatFacts  # measured on the drawn columns; marked tokens first
     fills: bool  # the figure takes the window's height below its top (else its own height)
+    labelled: tuple[int, ...]  # rows whose position label is drawn (see unlabelled)
+
+    @property
+    def unlabelled(self) -> tuple[int, ...]:
+        """Marked rows without a label: each stands closer than a label's height to a
+        labelled twin (its outline and its hover still name it)."""
+        return _unlabelled(self.groups, self.labelled)
 
     @property
     def sampled(self) -> bool:
@@ -213,6 +228,12 @@ class SimilarityDecisions:
     neighbours: NeighbourSimilarity | None  # the position panel's neighbours vs distant pairs
     spread: float  # the position panel's widest spread along a diagonal (distance_spread)
     fills: bool
+    labelled: tuple[int, ...]  # rows whose position label is drawn (see unlabelled)
+
+    @property
+    def unlabelled(self) -> tuple[int, ...]:
+        """Marked rows without a label (too close to a labelled twin; outlined, in hover)."""
+        return _unlabelled(self.groups, self.labelled)
 
     @property
     def cut(self) -> bool:
@@ -384,6 +405,7 @@ def embeddings_chart(
         left_out=marks.left_out,
         repeats=facts,
         fills=fills,
+        labelled=grid.labelled,
     )
     return Drawn(FigureSpec(traces, layout), decisions)
 
@@ -512,6 +534,7 @@ def similarity_chart(
         neighbours=neighbour_similarity(matrices.position, emb_dim=window.emb_dim),
         spread=distance_spread(matrices.position),
         fills=lecture and not arrangement.stacked,
+        labelled=grid.labelled,
     )
     return Drawn(FigureSpec(traces, layout), decisions)
 
