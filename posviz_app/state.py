@@ -49,6 +49,7 @@ from posviz.presets import PRESETS
 from posviz.query import seed_from_text
 from posviz.tokenizer import TokenizerDataError
 from posviz.view import batch_for
+from posviz.viewspec import view_named
 
 # --- the keys ------------------------------------------------------------------------------
 # Settings widgets: the Settings field names (posviz.config.widget_values).
@@ -300,7 +301,7 @@ def forget(keys: Iterable[str]) -> None:
 
 # --- callbacks: they only set state --------------------------------------------------------
 
-WORD_ORDER_TAB: Final = "Word order"  # the label of the tab an example pair opens
+WORD_ORDER_TAB: Final = view_named("word-order").label  # the tab an example pair opens
 
 
 @once_link_read
