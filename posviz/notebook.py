@@ -58,6 +58,9 @@ def show(
     note = renamed(view)
     if note is not None:
         warnings.warn(f"posviz.show: view {note}", DeprecationWarning, stacklevel=2)
+    for option, owner in (("beyond", "distance"), ("components", "training")):
+        if option in settings and spec.name != owner:
+            raise SettingsError(f"{option} is for view={owner!r}, not view={spec.name!r}")
     drawing = Drawing(
         lecture=lecture,
         beyond=settings.pop("beyond", None),  # type: ignore[arg-type]

@@ -55,6 +55,15 @@ def test_a_link_names_the_tab(name: ViewName) -> None:
     assert (link.tab, link.notices) == (name, ())
 
 
+@pytest.mark.parametrize("old", ["compare", "word_order"])
+def test_a_link_with_an_old_name_opens_the_view_and_says_its_name(old: str) -> None:
+    link = read_link({"tab": old})
+    assert link.tab == "word-order"
+    assert link.notices == (
+        f"tab: '{old}' is now called 'word-order'; a link made now says tab=word-order",
+    )
+
+
 @pytest.mark.parametrize("name", TAB_NAMES)
 def test_the_page_opens_the_tab_a_link_names(
     app_test: Callable[..., AppTest], name: ViewName

@@ -86,3 +86,10 @@ def test_show_refuses_a_view_without_a_figure() -> None:
 def test_show_needs_a_second_text_for_word_order() -> None:
     with pytest.raises(SettingsError, match="needs compare_text"):
         show("The dog bites the man", view="word-order")
+
+
+def test_show_says_whose_option_it_was_given() -> None:
+    with pytest.raises(SettingsError, match="beyond is for view='distance', not view='geometry'"):
+        show(view="geometry", beyond=4)
+    figure = show(view="training", components="3d", train_step=600)
+    assert "scatter3d" in {trace.type for trace in figure.data}

@@ -9,8 +9,9 @@ panel not drawn yet), then the same view revealed with the answer, computed from
 on screen. :data:`SLIDES` lists the clicks; links (``?lecture=1&step=N``) and the clicker keys
 count slides from 1.
 
-A new view adds its steps by appending :class:`Step` values to :data:`STEPS` (and its drawing
-function to the page's stage views): nothing else here changes.
+A new view adds its steps by appending :class:`Step` values to :data:`STEPS` (the view itself
+is a spec of :mod:`posviz.viewspec`, drawn by its renderer in ``posviz_app.views.RENDERERS``):
+nothing else here changes.
 
 >>> [slide.title for slide in SLIDES][1:5]
 ['2. Token IDs', '3. Token embeddings', '4. Token embeddings', '5. Positional embeddings']
