@@ -49,17 +49,20 @@ class BytesCache(Generic[K, V]):
             if found is not None:
                 return found[0]
             building = self._building.setdefault(key, threading.Lock())
-        with building:  # a second asker waits here for the first one's build
+        # A second asker waits here until the first one's value is stored: the key's lock
+        # leaves the books only after that, so no asker can find neither the value nor the
+        # build under way (and build the key again).
+        with building:
             with self._lock:
                 found = self._hit(key)
                 if found is not None:
                     return found[0]
             try:
                 value = build()
+                self._store(key, value)
             finally:
                 with self._lock:
                     self._building.pop(key, None)
-            self._store(key, value)
             return value
 
     def _hit(self, key: K) -> tuple[V] | None:

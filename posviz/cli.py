@@ -15,7 +15,8 @@ Example (the book's section 2.8 batch, first window, as a page for slides)::
 ``--out`` writes ``.html`` (standalone, works offline), ``.json`` (the Plotly figure, for
 ``plotly.io.from_json``) or ``.png`` (needs kaleido 1.x and a Chrome or Chromium; kaleido
 finds ``/usr/bin/chromium``, or set ``BROWSER_PATH``).
-``--view similarity`` draws the cosine-similarity view instead of the embeddings;
+``--view NAME`` draws a view by its one name (:data:`posviz.viewspec.FIGURE_NAMES`, the names
+links give the tabs): ``--view similarity`` the cosine-similarity view, not the embeddings;
 ``--view geometry`` the positional table's principal components beside a contrasting table
 (:mod:`posviz.geometry`); ``--view distance`` the cosine of positions ``i`` and ``i + k`` per
 scheme, ``--beyond E`` positions past the context length (:mod:`posviz.distance`);
@@ -26,7 +27,9 @@ with ``--lesson`` its sentences, with ``--print-code`` its script).
 prints the reproduction script (see :mod:`posviz.codegen`) to standard output.
 ``--compare TEXT`` (compare mode, optionally ``--causal``) compares the window with a second
 text through the book's self-attention and prints the numbers (to standard error when
-``--print-code`` uses standard output); ``--view compare`` draws its figure. ``--lesson``
+``--print-code`` uses standard output); ``--view word-order`` draws its figure (``--view
+compare``, its old name, still works and says so). ``--view training`` draws a training run
+(``--run``, ``--step``, ``--components``). ``--lesson``
 prints the page's lesson sentences for the window, computed from its numbers (the repeated
 tokens' rows, the similarity cells that read 1.000), the same way.
 
@@ -60,7 +63,6 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from posviz.codegen import reproduction_script
-from posviz.codegen_shapes import CodeView
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
     EMB_DIM_RANGE,
@@ -75,10 +77,9 @@ from posviz.config import (
     for_weights,
     validate,
 )
-from posviz.distance import MAX_BEYOND, DistanceError, build_distance
+from posviz.distance import MAX_BEYOND, DistanceError
 from posviz.embeddings import TorchFillError
 from posviz.export import figure_html, figure_json, matrices_csv, matrices_npy
-from posviz.geometry import build_geometry
 from posviz.gpt2.hub import HubError, HubFile, Progress
 from posviz.gpt2.store import Gpt2Store
 from posviz.lesson.attention import sentences as attention_sentences
@@ -87,16 +88,11 @@ from posviz.lesson.training import sentences as training_sentences
 from posviz.lesson.word_order import summary_lines
 from posviz.pipeline import EmbeddingTables
 from posviz.plots.attention import attention_chart
-from posviz.plots.distance import distance_figure
-from posviz.plots.geometry import geometry_figure
 from posviz.plots.heatmaps import (
     embeddings_chart,
-    embeddings_figure,
     similarity_chart,
-    similarity_figure,
 )
-from posviz.plots.training import COMPONENT_VIEWS, training_figure
-from posviz.plots.word_order import compare_figure
+from posviz.plots.training import COMPONENT_VIEWS
 from posviz.scores import AttentionError, build_attention
 from posviz.tokenizer import TokenizerDataError
 from posviz.training.codegen import training_script
@@ -104,10 +100,19 @@ from posviz.training.command import train_main
 from posviz.training.data import TrainingDataError
 from posviz.training.runs import RunError, load_named_run
 from posviz.training.view import build_training
-from posviz.view import TablesFor, View, build_view, build_word_order, seeded_tables
+from posviz.view import TablesFor, build_view, build_word_order, seeded_tables
+from posviz.viewspec import (
+    FIGURE_NAMES,
+    CodeName,
+    Drawing,
+    UnknownViewError,
+    ViewSpec,
+    renamed,
+    view_named,
+)
 
 _PROG = "python -m posviz"
-VIEWS = ("embeddings", "similarity", "compare", "geometry", "distance", "attention", "training")
+VIEWS = FIGURE_NAMES  # the views' one names (posviz.viewspec); old spellings are read too
 _FIGURE_SUFFIXES = (".html", ".htm", ".json", ".png")
 _APP_HELP = """usage: posviz app [streamlit run options]
 
@@ -199,12 +204,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--view",
-        choices=VIEWS,
+        type=_view_name,
         default="embeddings",
-        help="the three embedding matrices, the cosine similarity between positions, "
-        "(with --compare) the two texts through self-attention, the geometry of the "
-        "positional table, similarity against distance per scheme, or one attention head's "
-        "scores and weights with the scheme's positions (--heads, --head, --shift)",
+        metavar="{" + ",".join(VIEWS) + "}",
+        help="the three embedding matrices, the cosine similarity between positions, the "
+        "geometry of the positional table, similarity against distance per scheme, (with "
+        "--compare) the two texts through self-attention, one attention head's scores and "
+        "weights with the scheme's positions (--heads, --head, --shift), or a training run "
+        "(--run, --step, --components); the names links give the tabs",
     )
     parser.add_argument(
         "--beyond",
@@ -280,6 +287,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="print what the matrices show about the repeated tokens, with their numbers",
     )
     return parser
+
+
+def _view_name(raw: str) -> str:
+    """``--view``'s value: a view's one name, or an old spelling of one (kept as given, so
+    that :func:`main` can say the new name)."""
+    try:
+        view_named(raw, among=VIEWS)
+    except UnknownViewError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return raw
 
 
 def _fail(message: str) -> NoReturn:
@@ -360,31 +377,15 @@ def _tables(store: Gpt2Store) -> TablesFor:
     return tables
 
 
-def _shape_figure(
-    args: argparse.Namespace, view: View, tables: EmbeddingTables
-) -> go.Figure | None:
-    """The geometry or distance figure (``None`` for the other views), from the view's
-    tables and the book's seeded ones for the random init."""
-    if args.view == "geometry":
-        geometry = build_geometry(view, tables=lambda _: tables, init_tables=seeded_tables)
-        return geometry_figure(geometry, lecture=args.lecture)
-    if args.view == "distance":
-        distance = build_distance(
-            view, beyond=args.beyond, tables=lambda _: tables, init_tables=seeded_tables
-        )
-        return distance_figure(distance, lecture=args.lecture)
-    return None
-
-
 def _training_view(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """``--view training``: a run's figure, its training script or its sentences."""
     if args.csv or args.npy or args.compare:
         parser.error("--view training draws a figure, its code or its lesson: not --csv, "
                      "--npy or --compare")  # fmt: skip
+    gpt2 = _cached_gpt2(args)
     try:
         run = load_named_run(args.run or "small-init")
-        view = build_training(run, run.steps[-1] if args.step is None else args.step,
-                              gpt2=_cached_gpt2(args))  # fmt: skip
+        view = build_training(run, run.steps[-1] if args.step is None else args.step, gpt2=gpt2)
     except (RunError, TrainingDataError) as error:
         parser.error(str(error))
     if args.print_code:
@@ -393,9 +394,18 @@ def _training_view(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
         report = sys.stderr if args.print_code else sys.stdout
         report.write("".join(f"{line}\n" for line in training_sentences(view)))
     if args.out is not None:
-        figure = training_figure(view, lecture=args.lecture, components=args.components or "2d")
+        drawing = Drawing(lecture=args.lecture, components=args.components or "2d", gpt2=gpt2)
+        shown = Settings(run=run.name, train_step=view.step)
+        figure = _figure(view_named("training"), shown, drawing)
         _write(args.out, _figure_bytes(figure, args.out, args.width))
     return 0
+
+
+def _figure(spec: ViewSpec, settings: Settings, drawing: Drawing) -> go.Figure:
+    """The figure ``--out`` writes: the view's own, as the notebook and the registry draw it."""
+    if spec.figure is None:  # --view takes FIGURE_NAMES only
+        _fail(f"--view {spec.name} draws no figure")
+    return spec.figure(settings, drawing)
 
 
 def _cached_gpt2(args: argparse.Namespace) -> EmbeddingTables | None:
@@ -472,14 +482,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return train_main(arguments[1:], parser_class=_Parser)
     parser = build_parser()
     args = parser.parse_args(arguments)
+    note = renamed(args.view)
+    if note is not None:
+        sys.stderr.write(f"{_PROG}: note: --view {note}; it works, and will keep working\n")
+    spec = view_named(args.view, among=VIEWS)
+    args.view = spec.name
     outputs = args.out or args.csv or args.npy or args.print_code or args.compare or args.lesson
     if not (outputs or args.fetch_gpt2):
         parser.error(
             "nothing to do: give --out, --csv, --npy, --print-code, --compare, --lesson or "
             "--fetch-gpt2"
         )
-    if args.view == "compare" and not args.compare:
-        parser.error("--view compare needs --compare TEXT (the second text)")
+    if args.view == "word-order" and not args.compare:
+        parser.error("--view word-order needs --compare TEXT (the second text)")
     if args.out is not None and args.out.suffix.lower() not in _FIGURE_SUFFIXES:
         parser.error(f"--out must end in .html, .json or .png, got {str(args.out)!r}")
     if args.beyond is not None and args.view != "distance":
@@ -513,14 +528,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if window is None:
             parser.error("the text is empty: give --text or --text-file")
         revision = store.cached_commit() or store.source.revision  # what the view read
-        code_view: CodeView = "attention" if args.view == "attention" else "embeddings"
+        code_view: CodeName = "attention" if args.view == "attention" else "embeddings"
         code = (
             reproduction_script(settings, gpt2_revision=revision, view=code_view)
             if args.print_code
             else None
         )
         attention_view = (
-            build_attention(view, tables=lambda _: tables) if args.view == "attention" else None
+            build_attention(view, tables=lambda _: tables)
+            if args.view == "attention" and args.lesson
+            else None
         )
         attention = (
             None
@@ -530,7 +547,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         comparison = (
             build_word_order(view, tables=lambda _: tables) if settings.compare_text else None
         )
-        shape = _shape_figure(args, view, tables) if args.out is not None else None
+        unordered = comparison is not None and comparison.with_positions is None
+        drawing = Drawing(lecture=args.lecture, tables=lambda _: tables, beyond=args.beyond)
+        figure = (
+            _figure(spec, settings, drawing)
+            if args.out is not None and not (args.view == "word-order" and unordered)
+            else None
+        )
     except (SettingsError, DistanceError, AttentionError) as error:
         parser.error(str(error))
     except (TokenizerDataError, TorchFillError) as error:  # damaged files, or another torch
@@ -555,17 +578,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.npy is not None:
         _write(args.npy, matrices_npy(window))
     if args.out is not None:
-        if args.view == "compare" and comparison is not None:
-            if comparison.with_positions is None:
-                _fail(f"no compare figure: {summary_lines(comparison)[0]}")
-            figure = compare_figure(comparison, lecture=args.lecture)
-        elif attention is not None:
-            figure = attention.spec.figure()
-        elif shape is not None:
-            figure = shape
-        elif args.view == "similarity":
-            figure = similarity_figure(window, lecture=args.lecture)
-        else:
-            figure = embeddings_figure(window, lecture=args.lecture)
+        if figure is None:  # --view word-order, and the second text is not a reordering
+            _fail(f"no compare figure: {summary_lines(comparison)[0] if comparison else ''}")
         _write(args.out, _figure_bytes(figure, args.out, args.width))
     return 0

@@ -19,6 +19,8 @@ False
 (False, ("lecture: 'maybe' is not one of 1, true, on, 0, false, off; lecture mode stays off",))
 >>> read_link({"tab": "geometry"}).tab, query_from_settings(Settings(), tab="distance")
 ('geometry', {'tab': 'distance'})
+>>> read_link({"tab": "compare"}).tab, read_link({"tab": "compare"}).notices
+('word-order', ("tab: 'compare' is now called 'word-order'; a link made now says tab=word-order",))
 
 On the Training tab ``step`` is the training step (``?tab=training&run=small-init&step=600``);
 anywhere else it is lecture mode's slide. ``train_step`` names the training step on any page:
@@ -59,6 +61,7 @@ from posviz.config import (
     for_weights,
 )
 from posviz.lesson.lecture import SLIDES
+from posviz.viewspec import TAB_NAMES, UnknownViewError, ViewName, renamed, view_named
 
 MAX_TEXT_IN_URL: Final = 2_000  # longer texts are not put in links (browsers cut long URLs)
 _INT_RANGES: Final = {
@@ -77,18 +80,9 @@ _WHOLE_NUMBER: Final = re.compile(r"-?[0-9]{1,20}")  # ASCII digits, one optiona
 # URL parameter of each Settings field, where it is not the field's name.
 _URL_KEYS: Final = {"compare_text": "compare"}
 _OMITTED: Final = {"text": "text_omitted", "compare_text": "compare_omitted"}
-# The page's tabs as links name them (``tab=``); the first is the default, never written.
-TABS: Final = (
-    "embeddings",
-    "similarity",
-    "geometry",
-    "distance",
-    "word-order",
-    "attention",
-    "training",
-    "code",
-    "download",
-)
+# The page's tabs as links name them (``tab=``): the views' one names (posviz.viewspec); the
+# first is the default, never written.
+TABS: Final = TAB_NAMES
 _KNOWN_KEYS: Final = frozenset(_URL_KEYS.get(f.name, f.name) for f in fields(Settings)) | {
     "lecture",
     "step",
@@ -120,7 +114,7 @@ class Link:
     lecture: bool
     notices: tuple[str, ...]
     step: int | None = None  # lecture mode's slide, from 1 (one link per slide); implies lecture
-    tab: str | None = None  # one of TABS, if the link names one (None: the page's choice)
+    tab: ViewName | None = None  # one of TABS, if the link names one (None: the page's choice)
     # Settings the link leaves out, chosen to fit what it gives (each with why): a link naming
     # 6 heads and no d gets the nearest d they divide, not the default's 4 heads.
     chosen: tuple[str, ...] = ()
@@ -244,13 +238,16 @@ def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
             f"lecture: {lecture[:40]!r} is not one of {', '.join(_LECTURE_ON + _LECTURE_OFF)}; "
             "lecture mode stays off"
         )
-    tab = None
+    tab: ViewName | None = None
     if "tab" in params:
         raw = _one(params["tab"]).strip().lower()
-        if raw in TABS:
-            tab = raw
-        else:
+        try:
+            tab = view_named(raw, among=TABS).name
+        except UnknownViewError:
             notices.append(f"tab: {raw[:40]!r} is not one of {', '.join(TABS)}; ignored")
+        note = renamed(raw)
+        if note is not None and tab is not None:
+            notices.append(f"tab: {note}; a link made now says tab={tab}")
     # lecture=0, or a value it does not take: off, whatever step says
     off = "lecture" in params and lecture not in _LECTURE_ON
     # On the Training tab, out of lecture mode, step= is the training step; else the slide.

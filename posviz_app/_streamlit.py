@@ -196,8 +196,6 @@ def _check_fields(message: Any, name: str, fields: Sequence[str], *, oneof: str 
         )
 
 
-original_handle_backmsg: Final[BackMsgHandler] = Runtime.handle_backmsg
-"""Streamlit's own ``Runtime.handle_backmsg``, as imported."""
 _handler: BackMsgHandler | None = None  # what install_backmsg_handler installed
 
 
@@ -207,7 +205,8 @@ def check() -> None:
     >>> check()  # the installed Streamlit is the one posviz is built for
     """
     handle = getattr(Runtime, "handle_backmsg", None)
-    if handle is not _handler:  # Streamlit's own (posviz's checks nothing of Streamlit's)
+    # Streamlit's own, or missing (posviz's own handler, once installed, says nothing of it)
+    if handle is None or handle is not _handler:
         _check_signature(
             handle,
             "Runtime.handle_backmsg",
@@ -334,4 +333,8 @@ def serve_folder(name: str, folder: str) -> str:
     return route
 
 
-check()
+check()  # first: what follows reads names the check has found, in the shape posviz needs
+
+original_handle_backmsg: Final[BackMsgHandler] = Runtime.handle_backmsg
+"""Streamlit's own ``Runtime.handle_backmsg``, as imported (read once :func:`check` passed, so a
+Streamlit without it stops with the check's message, not an ``AttributeError``)."""

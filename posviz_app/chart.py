@@ -77,7 +77,8 @@ once per process and sent beside the layout, which gets it back in the browser.
 
 Streamlit APIs used here, all public in 1.67: ``component`` of ``st.components`` version 2
 (``js``, ``isolate_styles``, ``data`` as bytes, ``key``, ``on_size_change``), the
-component's ``setStateValue`` and ``parentElement`` in JavaScript, and ``st.session_state``;
+component's ``setStateValue`` and ``parentElement`` in JavaScript, and ``st.session_state``
+(through :mod:`posviz_app.state`, which keeps each chart's reported room);
 the file route is :mod:`posviz_app._streamlit`'s. tests/test_chart.py fails when one of them
 changes shape.
 """
@@ -102,7 +103,7 @@ import streamlit as st
 
 from posviz.plots import CHART_BOTTOM_GAP, MIN_FILL_HEIGHT, UNKNOWN, Canvas, CanvasError
 from posviz.plots._figure import FigureSpec, default_template
-from posviz_app import _streamlit
+from posviz_app import _streamlit, state
 
 Drawable: TypeAlias = go.Figure | FigureSpec
 """What a chart draws: a figure, or a figure builder's spec (``embeddings_spec``...), which
@@ -122,10 +123,6 @@ PLOTLY_JS_VERSION: Final = plotly.offline.get_plotlyjs_version()
 PLOTLY_DIR: Final = str(resources.files("plotly").joinpath("package_data"))
 VENDORED_DIR: Final = str(resources.files("posviz_app").joinpath("plotly_js"))
 MIN_REPORTED_WIDTH: Final = 200  # px: a 320-px phone's page is wider
-# Session state: the last Canvas reported by chart key, by "key@place", and under "" by any.
-_CANVASES: Final = "_posviz_canvases"
-_ANY: Final = ""
-_SERVED: Final = "_posviz_plotly_served"  # session state: plotly.js's folders registered
 # plotly.py's typed arrays (_plotly_utils.utils): the dtypes plotly.js reads, keys it skips.
 _DTYPES: Final = {
     "int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2",
@@ -200,10 +197,10 @@ def builds_for(data: list[dict[str, Any]]) -> list[PlotlyBuild]:
 COMPONENT_NAME: Final = "posviz_chart"
 _component = st.components.v2.component(COMPONENT_NAME, js=CHART_JS, isolate_styles=False)
 # start_plotly_early's: the same module (so the same loads), under a name charts never have.
-LOADER_NAME: Final = "posviz_plotly"
+LOADER_NAME: Final = state.PLOTLY_LOADER
 _loader = st.components.v2.component(LOADER_NAME, js=CHART_JS, isolate_styles=False)
 # Style only (st.html puts it in no room of the page): the loader draws nothing.
-_HIDE_LOADER: Final = "<style>.st-key-posviz_plotly { display: none; }</style>"
+_HIDE_LOADER: Final = f"<style>.st-key-{LOADER_NAME} {{ display: none; }}</style>"
 
 
 def start_plotly_early(*, three_d: bool = False) -> None:
@@ -256,9 +253,7 @@ def show_chart(
 def chart_canvas(key: str, *, place: str = "") -> Canvas:
     """The room chart ``key`` had at ``place`` when the browser last said; else its room
     anywhere, else any chart's (they share the page's width); ``Canvas()`` before any said."""
-    canvases: dict[str, Canvas] = st.session_state.get(_CANVASES, {})
-    found = canvases.get(f"{key}@{place}") or canvases.get(key) or canvases.get(_ANY)
-    return found or UNKNOWN
+    return state.kept_canvas(key, place) or UNKNOWN
 
 
 def canvas_from_report(value: object) -> Canvas | None:
@@ -290,20 +285,18 @@ def canvas_from_report(value: object) -> Canvas | None:
 def _remember_canvas(key: str, place: str) -> None:
     """``on_size_change``: keep the reported size (the component's own state goes when the
     chart is not drawn in a run, for example in a closed tab)."""
-    state = st.session_state.get(key)
-    canvas = canvas_from_report(state.get("size") if isinstance(state, dict) else None)
+    canvas = canvas_from_report(state.chart_size(key))
     if canvas is not None:
-        canvases = st.session_state.setdefault(_CANVASES, {})
-        canvases[f"{key}@{place}"] = canvases[key] = canvases[_ANY] = canvas
+        state.keep_canvas(key, place, canvas)
 
 
 def _serve_plotly() -> None:
     """Register the builds' folders with Streamlit's file route, in each session's first run
     (the registry is the runtime's; registering in every run cost about 1 ms of each)."""
-    if st.session_state.get(_SERVED) is not True:
+    if not state.plotly_served():
         for served_as, folder in sorted({(b.served_as, b.folder) for b in BUILDS}):
             _streamlit.serve_folder(served_as, folder)
-        st.session_state[_SERVED] = True
+        state.mark_plotly_served()
 
 
 @cache

@@ -51,7 +51,7 @@ def sidebar(*, lecture: bool) -> Settings:
     """The sidebar's widgets; returns the settings they hold."""
     with st.sidebar:
         example_menu()
-        trained = state.get(state.WEIGHTS) == "gpt2"
+        trained = state.weights() == "gpt2"
         st.radio(
             "Weights",
             WEIGHTS,
@@ -76,7 +76,7 @@ def sidebar(*, lecture: bool) -> Settings:
             height=130,
             help=f"Up to {MAX_TEXT_CHARS:,} characters. `<|endoftext|>` becomes token 50256.",
         )
-        link_note(str(state.get(state.TEXT, "")))
+        link_note(state.text())
         st.slider(
             "Context length T (rows of the positional table)",
             *CONTEXT_LENGTH_RANGE,
@@ -130,7 +130,7 @@ def seed_box(trained: bool) -> None:
     """The seed as a text box (a number box turns "abc" into 0 and "1e3" into 1 without a
     word): what cannot be a seed is named under it, the box keeps it to be mended, and the seed
     in use stays."""
-    seed = int(state.get(state.SEED))
+    seed = state.seed()
     key = state.derived_key(state.SEED_BOX, seed)
     low, high = SEED_RANGE
     options = fixed_by_gpt2(trained, SEED_NO_EFFECT)
@@ -182,6 +182,6 @@ def link_note(text: str) -> None:
         data=text.encode("utf-8"),
         file_name="posviz_text.txt",
         mime="text/plain",
-        key="download_text",
+        key=state.DOWNLOAD_TEXT,
         on_click="ignore",
     )

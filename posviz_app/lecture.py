@@ -34,7 +34,7 @@ def stage(view: View, tables: TablesFor, *, window_picker: Callable[[View], None
     """The slide :func:`posviz_app.state.step` names, for the window on screen."""
     slide = SLIDES[state.step()]
     scheme = view.settings.scheme
-    with st.container(key="lecture_stage", border=False, gap="xsmall"):
+    with st.container(key=state.LECTURE_STAGE, border=False, gap="xsmall"):
         _nav(
             key=state.NAV,
             data={

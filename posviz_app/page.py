@@ -47,7 +47,6 @@ GPT2_ABOUT: Final = (state.WEIGHTS, state.EMB_DIM, state.SEED, state.SCHEME)
 INFO: Final = "ℹ️"  # the icon of what the page says about a choice it made for the user
 GPT2_FALLBACK: Final = "gpt2-fallback"
 GPT2_LINK_FALLBACK: Final = "gpt2-fallback-link"  # a link's request: the link keeps asking
-TAB_PANEL: Final = "tab_panel"  # the open tab's container (CSS class st-key-tab_panel)
 # posviz's tensors are small: torch's intra-op threads only add hand-offs, which cost 5-20 ms
 # per operation when the CPU is shared with other sessions (benchmarks/bench.py measures it).
 torch.set_num_threads(1)
@@ -76,7 +75,7 @@ def trained_or_init(*, from_link: bool) -> Gpt2Embeddings | None:
     link's request (``from_link``) stays in the page's link while the notice stands, so a
     reload tries again (a lecture's link, once the tables are fetched); a choice made on the
     page that fails leaves the link of the view it restores."""
-    if state.get(state.WEIGHTS) != "gpt2":
+    if state.weights() != "gpt2":
         return None
     trained = gpt2_tables()
     if isinstance(trained, Gpt2Embeddings):
@@ -118,14 +117,14 @@ def tabs(view: View, tables: TablesFor) -> None:
     (react-aria's tab panel; ``docs/performance.md``), a third of the press; the buttons cost
     none of it. ``required``: one tab is always open (a second click keeps it open)."""
     chips(view, lecture=False)
-    open_tab = tab_named(state.get(state.TAB))
-    if state.get(state.TAB) != open_tab.label:  # none yet (a new session): the first tab
+    open_tab = tab_named(state.tab_label())
+    if state.tab_label() != open_tab.label:  # none yet (a new session): the first tab
         state.set_values({state.TAB: open_tab.label})
     st.segmented_control(
         "Tab", [tab.label for tab in TABS], key=state.TAB, required=True,
         label_visibility="collapsed",
     )  # fmt: skip
-    with st.container(key=TAB_PANEL):
+    with st.container(key=state.TAB_PANEL):
         open_tab.render(Room(view, tables))
 
 
@@ -165,7 +164,7 @@ def view_page(
             linked,
             lecture=in_lecture,
             step=state.step() + 1 if in_lecture else None,
-            tab=None if in_lecture else tab_named(state.get(state.TAB)).name,
+            tab=None if in_lecture else tab_named(state.tab_label()).name,
         )
     )
     if view.embeddings is None:
@@ -185,7 +184,7 @@ def opens_on_geometry() -> bool:
     if state.lecture():
         slide = SLIDES[state.step()]
         return slide.step.view == "geometry" and slide.revealed
-    return tab_named(state.get(state.TAB)).name == "geometry"
+    return tab_named(state.tab_label()).name == "geometry"
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ import streamlit as st
 from posviz.config import Settings
 from posviz.lesson.lecture import Slide
 from posviz.view import TablesFor, View
-from posviz_app import runtime
+from posviz_app import runtime, state
 
 P = ParamSpec("P")
 
@@ -99,6 +99,6 @@ def ask_or_answer(slide: Slide | None, question: str, answer: Callable[[], str])
     if slide is None or slide.step.question is None:
         return
     if slide.revealed:
-        keyed_markdown(f"**Answer:** {answer()}", "lecture_answer")
+        keyed_markdown(f"**Answer:** {answer()}", state.LECTURE_ANSWER)
     else:
-        keyed_markdown(f"**Your guess?** {question}", "lecture_question")
+        keyed_markdown(f"**Your guess?** {question}", state.LECTURE_QUESTION)

@@ -1,5 +1,10 @@
 """The session's state: every key named once, read and written only here.
 
+No other module of ``posviz_app`` touches ``st.session_state`` or spells a key: widgets,
+charts and containers take their keys from the constants below, and the page reads the state
+through typed accessors (:func:`tab_label`, :func:`seed`, :func:`train_step`...), never as
+``Any`` (``tests/test_app_state.py`` walks the modules' code to keep it so).
+
 Streamlit keeps a session's state in ``st.session_state``, a dictionary shared by the widgets
 (each widget's ``key``) and the page. posviz reads and writes it through this module only:
 
@@ -28,10 +33,10 @@ exception, where every run sends its widgets' values: :func:`send_sidebar_values
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from functools import wraps
-from typing import Any, Final, Literal, TypeGuard
+from typing import Final, Literal, ParamSpec, TypeGuard
 
 import streamlit as st
 
@@ -45,10 +50,12 @@ from posviz.config import (
     widget_values,
 )
 from posviz.lesson.lecture import SLIDES
+from posviz.plots import Canvas
 from posviz.presets import PRESETS
 from posviz.query import seed_from_text
 from posviz.tokenizer import TokenizerDataError
 from posviz.view import batch_for
+from posviz.viewspec import CodeName, view_named
 
 # --- the keys ------------------------------------------------------------------------------
 # Settings widgets: the Settings field names (posviz.config.widget_values).
@@ -78,6 +85,35 @@ MORE_CHIPS: Final = "more_chips"  # the "and N more tokens" expander
 NAV: Final = "lecture_nav"  # lecture mode's navigation component
 PLAYING: Final = "training_playing"  # the Training tab's play button: stepping through
 TRAIN_3D: Final = "training_3d"  # the Training tab's switch: principal components in 3-D
+CODE: Final = "code"  # + "_" + ...: a view's "The code behind these numbers" (code_expander)
+EXAMPLE_PAIR: Final = "example_pair"  # the Word-order tab's example button
+TRAINING_PAUSE: Final = "training_pause"  # the Training tab's pause and play buttons
+TRAINING_PLAY: Final = "training_play"
+TRAINING_CODE: Final = "training_code"  # ... its script, behind an expander
+DOWNLOAD_CSV: Final = "download_csv"  # the Download tab's buttons
+DOWNLOAD_NPY: Final = "download_npy"
+DOWNLOAD_HTML: Final = "download_html"
+DOWNLOAD_TEXT: Final = "download_text"  # the sidebar's text too long for a link, as .txt
+# Charts (posviz_app.chart's component: its value, the size the browser reported). The page's
+# style and the browser tests find them by these keys (CSS class st-key-<key>).
+EMBEDDINGS_CHART: Final = "embeddings"
+SIMILARITY_CHART: Final = "similarity"
+GEOMETRY_CHART: Final = "geometry"
+DISTANCE_CHART: Final = "distance"
+WORD_ORDER_CHART: Final = "compare"
+ATTENTION_CHART: Final = "attention"
+TRAINING_CHART: Final = "training"
+TRAINING_LOSS_CHART: Final = "training_loss"  # the loss: a chart of its own
+TRAINING_RUN_CHARTS: Final = ("training_small", "training_default")  # a slide's two runs
+PLOTLY_LOADER: Final = "posviz_plotly"  # the hidden component that loads plotly.js early
+# Containers the page's style and tests find (no state; named here with the other keys).
+TAB_PANEL: Final = "tab_panel"  # the open tab
+LECTURE_STAGE: Final = "lecture_stage"  # lecture mode's slide
+LESSON: Final = "lesson"  # a view's lesson sentence
+LECTURE_QUESTION: Final = "lecture_question"  # a slide's question, then its answer
+LECTURE_ANSWER: Final = "lecture_answer"
+WORD_ORDER_TEXTS: Final = "word_order_texts"  # the two texts the Word-order view compares
+SHAPES: Final = "shapes"  # the shapes line (B, T, d)
 # The page's own state (no widget).
 STEP: Final = "step"  # lecture mode's slide, from 0
 _LINK_READ: Final = "_link_read"  # the session's settings were read from its link
@@ -86,6 +122,9 @@ _INIT_DIM_SCHEME: Final = "_init_dim_scheme"  # the random init's d and scheme b
 _GPT2_COMMIT: Final = "_gpt2_commit"  # the Hub commit of the GPT-2 tables this run shows
 _CUT_FROM: Final = "_cut_from:"  # + a text box's key: its length before it was cut
 _NAV_SEQ: Final = "_nav_seq"  # the number of the last press the navigation sent and was taken
+_CANVASES: Final = "_posviz_canvases"  # the room each chart last reported: chart_canvas
+_ANY: Final = ""  # ... under this name, any chart's
+_SERVED: Final = "_posviz_plotly_served"  # plotly.js's folders registered for this session
 
 
 def derived_key(key: str, value: object) -> str:
@@ -93,9 +132,72 @@ def derived_key(key: str, value: object) -> str:
     return f"{key}={value}"
 
 
-def get(key: str, default: Any = None) -> Any:
-    """The value under ``key`` (``default`` when there is none)."""
-    return st.session_state.get(key, default)
+def code_expander(view: CodeName) -> str:
+    """The key of the expander with the script of ``view``'s numbers.
+
+    >>> code_expander("geometry")
+    'geometry_code'
+    """
+    return f"{view}_{CODE}"
+
+
+# --- reading the state: typed, so that no caller casts -----------------------------------
+
+
+def _int(key: str, default: int) -> int:
+    value = st.session_state.get(key)
+    return value if _whole(value) else default
+
+
+def _str(key: str, default: str) -> str:
+    value = st.session_state.get(key)
+    return value if isinstance(value, str) else default
+
+
+def tab_label() -> str | None:
+    """The open tab's label (the tab buttons' value), ``None`` before the first run sets it."""
+    value = st.session_state.get(TAB)
+    return value if isinstance(value, str) else None
+
+
+def text() -> str:
+    """The text box's text."""
+    return _str(TEXT, "")
+
+
+def weights() -> str:
+    """The weights chosen: ``init`` (the book's random tables) or ``gpt2``."""
+    return _str(WEIGHTS, Settings.weights)
+
+
+def seed() -> int:
+    """The seed in use."""
+    return _int(SEED, Settings.seed)
+
+
+def run_name() -> str:
+    """The Training tab's run, by name."""
+    return _str(RUN, Settings.run)
+
+
+def train_step(default: int) -> int:
+    """The Training tab's step (``default`` before it has one)."""
+    return _int(TRAIN_STEP, default)
+
+
+def three_d() -> bool:
+    """Whether the Training tab draws its principal components in 3-D."""
+    return st.session_state.get(TRAIN_3D) is True
+
+
+def beyond(default: int) -> int:
+    """The Distance tab's positions past the context length (``default`` before it has one)."""
+    return _int(BEYOND, default)
+
+
+def head() -> int:
+    """The Attention tab's head shown."""
+    return _int(HEAD, Settings.head)
 
 
 def set_values(values: Mapping[str, object]) -> None:
@@ -151,7 +253,10 @@ def mark_link_read() -> None:
     st.session_state[_LINK_READ] = True
 
 
-def once_link_read(callback: Any) -> Any:
+P = ParamSpec("P")
+
+
+def once_link_read(callback: Callable[P, None]) -> Callable[P, None]:
     """A widget callback that runs only in a session whose state was set up from its link.
 
     Streamlit's ``clear_cache`` message empties the session's state too; the callbacks that
@@ -160,7 +265,7 @@ def once_link_read(callback: Any) -> Any:
     """
 
     @wraps(callback)
-    def guarded(*args: object, **kwargs: object) -> None:
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> None:
         if _LINK_READ in st.session_state:
             callback(*args, **kwargs)
 
@@ -298,9 +403,42 @@ def forget(keys: Iterable[str]) -> None:
         st.session_state.pop(key, None)
 
 
+# --- charts: the room each reported, and plotly.js served ----------------------------------
+
+
+def chart_size(key: str) -> object:
+    """What chart ``key``'s component holds as the size the browser last reported (untrusted:
+    :func:`posviz_app.chart.canvas_from_report` reads it), ``None`` if nothing."""
+    value = st.session_state.get(key)
+    return value.get("size") if isinstance(value, Mapping) else None
+
+
+def keep_canvas(key: str, place: str, canvas: Canvas) -> None:
+    """Remember ``canvas`` as chart ``key``'s room at ``place``, anywhere, and any chart's."""
+    canvases: dict[str, Canvas] = st.session_state.setdefault(_CANVASES, {})
+    canvases[f"{key}@{place}"] = canvases[key] = canvases[_ANY] = canvas
+
+
+def kept_canvas(key: str, place: str) -> Canvas | None:
+    """The room chart ``key`` had at ``place`` when the browser last said; else its room
+    anywhere, else any chart's (they share the page's width); ``None`` before any said."""
+    canvases: Mapping[str, Canvas] = st.session_state.get(_CANVASES, {})
+    return canvases.get(f"{key}@{place}") or canvases.get(key) or canvases.get(_ANY)
+
+
+def plotly_served() -> bool:
+    """Whether this session has registered plotly.js's folders with the file route."""
+    return st.session_state.get(_SERVED) is True
+
+
+def mark_plotly_served() -> None:
+    """This session has registered plotly.js's folders."""
+    st.session_state[_SERVED] = True
+
+
 # --- callbacks: they only set state --------------------------------------------------------
 
-WORD_ORDER_TAB: Final = "Word order"  # the label of the tab an example pair opens
+WORD_ORDER_TAB: Final = view_named("word-order").label  # the tab an example pair opens
 
 
 @once_link_read

@@ -47,6 +47,64 @@ def test_concurrent_askers_build_once() -> None:
     assert len(builds) == 1 and len(results) == 8 and len({id(r) for r in results}) == 1
 
 
+class _Key:
+    """A key equal to every other ``_Key``, with one hash: a dict holding one compares the next
+    with it (``__eq__``), which tells the test that a second asker found the first one's key
+    in the cache's books."""
+
+    def __init__(self, compared: threading.Event) -> None:
+        self.compared = compared
+
+    def __hash__(self) -> int:
+        return 7
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _Key) and other is not self:
+            self.compared.set()
+        return isinstance(other, _Key)
+
+
+def test_an_asker_between_the_build_and_its_storing_does_not_build_again() -> None:
+    """The first asker has built the value and is storing it (``size`` runs): a second asker
+    must wait for it and get its value, not build the key a second time.
+
+    Deterministic, no sleeps: the first asker's ``size`` holds until the second asker has
+    decided, either by building (``build`` called again: the key's build lock was let go before
+    the value was stored) or by finding the first asker's build under way (its key compared
+    with the first one's in the cache's dict of builds)."""
+    decided = threading.Event()
+    first_sizing, builds = threading.Event(), []
+
+    def build() -> object:
+        builds.append(threading.current_thread().name)
+        if len(builds) > 1:
+            decided.set()  # the second asker builds: the defect
+        return object()
+
+    def size(value: object) -> int:
+        if not first_sizing.is_set():  # the first value: hold it between build and store
+            first_sizing.set()
+            assert decided.wait(timeout=60), "the second asker neither built nor waited"
+        return 1
+
+    cache: BytesCache[_Key, object] = BytesCache(max_bytes=10, size=size)
+    results: dict[str, object] = {}
+
+    def ask(name: str) -> None:
+        results[name] = cache.get(_Key(decided), build)
+
+    first = threading.Thread(target=ask, args=("first",), name="first")
+    first.start()
+    assert first_sizing.wait(timeout=60)
+    second = threading.Thread(target=ask, args=("second",), name="second")
+    second.start()
+    for thread in (first, second):
+        thread.join(timeout=60)
+        assert not thread.is_alive()
+    assert builds == ["first"], f"the key was built {len(builds)} times: {builds}"
+    assert results["second"] is results["first"]
+
+
 def test_a_failed_build_is_not_cached() -> None:
     cache: BytesCache[str, int] = BytesCache(max_bytes=10, size=lambda _: 1)
 

@@ -219,7 +219,7 @@ def test_a_pair_cut_to_the_context_length_is_named_as_compared(tables: SeededEmb
     assert f"its first 4 tokens ({second}) are compared, 1 more are left out" in (
         cut_note(result) or ""
     )
-    slide = next(s for s in SLIDES if s.step.view == "word_order" and not s.revealed)
+    slide = next(s for s in SLIDES if s.step.view == "word-order" and not s.revealed)
     question = question_text(slide, "learned", None, compared=result)
     assert question == f"Without positions, can self-attention tell {first} and {second} apart?"
     answer = word_order_answer(result)

@@ -43,7 +43,7 @@ def tables() -> SeededEmbeddings:
 
 def test_the_story_goes_from_text_to_word_order() -> None:
     assert [step.view for step in STEPS] == [
-        "text", "tokens", "embeddings", "embeddings", "embeddings", "similarity", "word_order",
+        "text", "tokens", "embeddings", "embeddings", "embeddings", "similarity", "word-order",
         "geometry", "distance", "attention", "attention",
     ]  # fmt: skip
     assert (*STEPS, *TRAINING_STEPS) == LECTURE, "then a positional table learns"

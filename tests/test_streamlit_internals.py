@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -51,6 +53,25 @@ def test_a_changed_handle_backmsg_is_named_with_the_signature_posviz_needs(
     message = _message(monkeypatch, Runtime, "handle_backmsg", handle_backmsg)
     assert "changed Runtime.handle_backmsg's parameters to (self, msg): posviz's rerun " in message
     assert "coalescing (posviz_app/runtime.py) needs (self, session_id, msg, *, client)" in message
+
+
+def test_importing_without_handle_backmsg_says_what_changed() -> None:
+    """The module reads ``Runtime.handle_backmsg`` only once its start-up check has passed: a
+    Streamlit without it stops the import with the check's message, not an AttributeError."""
+    script = (
+        "from streamlit.runtime import Runtime\n"
+        "del Runtime.handle_backmsg\n"
+        "import posviz_app._streamlit\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("posviz_app._streamlit.StreamlitChanged: Streamlit "), result.stderr
+    assert "has no function Runtime.handle_backmsg: posviz's rerun coalescing" in last
+    assert last.endswith(f"{FIX} to the new version."), last
+    assert "AttributeError" not in result.stderr
 
 
 def test_a_client_that_became_positional_is_a_change_too(monkeypatch: pytest.MonkeyPatch) -> None:

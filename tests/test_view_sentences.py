@@ -87,7 +87,7 @@ TEXTS = {
 }
 EMBEDDING_SLIDES = [s for s in SLIDES if s.step.view == "embeddings"]
 SIMILARITY_SLIDES = [s for s in SLIDES if s.step.view == "similarity"]
-WORD_ORDER_SLIDES = [s for s in SLIDES if s.step.view == "word_order"]
+WORD_ORDER_SLIDES = [s for s in SLIDES if s.step.view == "word-order"]
 FEW = settings(
     max_examples=30,
     deadline=None,

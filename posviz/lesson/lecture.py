@@ -1,16 +1,17 @@
 """Lecture mode: section 2.8's story one step per click, from the text to what attention sees.
 
-A lecture is data: :data:`STEPS`, each :class:`Step` naming the view the stage shows (``view``:
-``"text"``, ``"tokens"``, ``"embeddings"``, ``"similarity"``, ``"word_order"``, ``"geometry"``,
-``"distance"``, ``"attention"``; the page draws each view with one function), its title, its
+A lecture is data: :data:`STEPS`, each :class:`Step` naming the view the stage shows (``view``,
+the view's one name in :mod:`posviz.viewspec`: ``"text"``, ``"tokens"``, ``"embeddings"``,
+``"word-order"``...; the page draws each view with one function), its title, its
 narration and, where a learner can guess the answer, a :class:`Question`. A step with a
 question takes two clicks: first the question on the unrevealed view (no outlines, the answer's
 panel not drawn yet), then the same view revealed with the answer, computed from the numbers
 on screen. :data:`SLIDES` lists the clicks; links (``?lecture=1&step=N``) and the clicker keys
 count slides from 1.
 
-A new view adds its steps by appending :class:`Step` values to :data:`STEPS` (and its drawing
-function to the page's stage views): nothing else here changes.
+A new view adds its steps by appending :class:`Step` values to :data:`STEPS` (the view itself
+is a spec of :mod:`posviz.viewspec`, drawn by its renderer in ``posviz_app.views.RENDERERS``):
+nothing else here changes.
 
 >>> [slide.title for slide in SLIDES][1:5]
 ['2. Token IDs', '3. Token embeddings', '4. Token embeddings', '5. Positional embeddings']
@@ -32,6 +33,7 @@ from posviz.lesson.repeats import count, drawn_dims, listing, number, quoted
 from posviz.lesson.word_order import compared_texts
 from posviz.plots.heatmaps import EmbeddingsDecisions, SimilarityDecisions
 from posviz.similarity import READS_ONE
+from posviz.viewspec import ViewName
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ class Step:
 
     title: str
     caption: str
-    view: str  # "text", "tokens", "embeddings", "similarity", "word_order", "geometry"...
+    view: ViewName  # "text", "tokens", "embeddings", "similarity", "word-order", "geometry"...
     panels: int = 0  # heatmap panels shown (embeddings): 0 to 3 (token | position | input)
     question: Question | None = None
     by_scheme: Mapping[Scheme, tuple[str, str]] = field(default_factory=dict)  # title, caption
@@ -238,7 +240,7 @@ STEPS: Final = (
     Step(
         "Word order",
         "Self-attention (chapter 3) on two texts, token by token.",
-        view="word_order",
+        view="word-order",
         question=Question(
             "Without positions, can self-attention tell {texts} apart?",
             "Without positions, can self-attention tell the two texts apart?",

@@ -1,21 +1,22 @@
 """posviz's views, one module each, each with one renderer (``render(room)``) that its tab and
 its lecture slides both call (see :mod:`posviz_app.room`).
 
-:data:`TABS` lists the tabs in order, by the name links give them (``tab=``,
-:data:`posviz.query.TABS`) with their labels; :data:`SLIDE_VIEWS` gives the renderer of each
-view a lecture step names (:attr:`posviz.lesson.lecture.Step.view`). A new view adds its module
-and one entry in each.
+The views themselves, their names, labels and order, are :data:`posviz.viewspec.VIEWS`; this
+package only attaches a renderer to each (:data:`RENDERERS`, keyed by the view's one name and
+checked complete when it is imported). :data:`TABS` are the registry's tabs with their
+renderers; :data:`SLIDE_VIEWS` gives the renderer of the view a lecture step names
+(:attr:`posviz.lesson.lecture.Step.view`). A new view adds its spec to the registry, its module
+here and one entry in :data:`RENDERERS`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from posviz.query import TABS as TAB_NAMES
+from posviz.viewspec import NAMES, VIEWS, ViewName
 from posviz_app.room import Room
-from posviz_app.state import WORD_ORDER_TAB
 from posviz_app.views import (
     attention,
     code,
@@ -31,42 +32,39 @@ from posviz_app.views import (
 
 Render = Callable[[Room], None]
 
+RENDERERS: Final[Mapping[ViewName, Render]] = {
+    "embeddings": embeddings.render,
+    "similarity": similarity.render,
+    "geometry": geometry.render,
+    "distance": distance.render,
+    "word-order": word_order.render,
+    "attention": attention.render,
+    "training": training.render,
+    "code": code.render,
+    "download": download.render,
+    "text": tokens.render_text,
+    "tokens": tokens.render_tokens,
+}
+if set(RENDERERS) != set(NAMES):  # every view in the registry has exactly one renderer
+    raise RuntimeError(
+        "posviz_app.views.RENDERERS must give a renderer to each view of posviz.viewspec: "
+        f"missing {sorted(set(NAMES) - set(RENDERERS))}, unknown "
+        f"{sorted(set(RENDERERS) - set(NAMES))}"
+    )
+
 
 @dataclass(frozen=True)
 class Tab:
     """A tab of the page: its name in links, its label, its renderer."""
 
-    name: str
+    name: ViewName
     label: str
     render: Render
 
 
-TABS: Final = (
-    Tab("embeddings", "Embeddings", embeddings.render),
-    Tab("similarity", "Similarity", similarity.render),
-    Tab("geometry", "Geometry", geometry.render),
-    Tab("distance", "Distance & length", distance.render),
-    Tab("word-order", WORD_ORDER_TAB, word_order.render),
-    Tab("attention", "Attention", attention.render),
-    Tab("training", "Training", training.render),
-    Tab("code", "Show the code", code.render),
-    Tab("download", "Download", download.render),
-)
-if tuple(tab.name for tab in TABS) != TAB_NAMES:  # the links' names, in the same order
-    raise RuntimeError(f"posviz_app.views.TABS must follow posviz.query.TABS: {TAB_NAMES}")
-LABELS: Final = {tab.name: tab.label for tab in TABS}
-
-SLIDE_VIEWS: Final[dict[str, Render]] = {
-    "text": tokens.render_text,
-    "tokens": tokens.render_tokens,
-    "embeddings": embeddings.render,
-    "similarity": similarity.render,
-    "word_order": word_order.render,
-    "geometry": geometry.render,
-    "distance": distance.render,
-    "attention": attention.render,
-    "training": training.render,
-}
+TABS: Final = tuple(Tab(spec.name, spec.label, RENDERERS[spec.name]) for spec in VIEWS if spec.tab)
+LABELS: Final[Mapping[ViewName, str]] = {tab.name: tab.label for tab in TABS}
+SLIDE_VIEWS: Final = RENDERERS  # a lecture step's view draws with its tab's renderer
 
 
 def tab_named(label: object) -> Tab:

@@ -27,7 +27,7 @@ from posviz_app.room import Room, ask_or_answer, chart_room, explain
 from posviz_app.views.code import view_code
 from posviz_app.views.layout import slide_question
 
-KEY: Final = "attention"
+KEY: Final = state.ATTENTION_CHART
 
 
 def render(room: Room) -> None:
@@ -61,7 +61,7 @@ def _controls(settings: Settings) -> Settings:
         help=f"The book's MultiHeadAttention splits d = {settings.emb_dim} into H heads of d/H "
         "columns each (H must divide d).",
     )
-    state.set_values({state.HEAD: min(int(state.get(state.HEAD, 0)), heads - 1)})
+    state.set_values({state.HEAD: min(state.head(), heads - 1)})
     head = head_column.selectbox(
         "Head K shown", range(heads), key=state.HEAD, persist_state="session"
     )

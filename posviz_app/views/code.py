@@ -6,8 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from posviz.codegen import BOOK_CH02_URL, reproduction_script
-from posviz.codegen_shapes import CodeView
 from posviz.config import Settings
+from posviz.viewspec import CodeName
 from posviz_app import state
 from posviz_app.room import Room
 
@@ -17,9 +17,11 @@ def gpt2_revision(settings: Settings) -> str:
     return state.tables_commit() if settings.weights == "gpt2" else "main"
 
 
-def view_code(settings: Settings, name: CodeView, *, beyond: int | None = None) -> None:
+def view_code(settings: Settings, name: CodeName, *, beyond: int | None = None) -> None:
     """The script with a tab's numbers, behind an expander (built when opened)."""
-    code = st.expander("The code behind these numbers", key=f"{name}_code", on_change="rerun")
+    code = st.expander(
+        "The code behind these numbers", key=state.code_expander(name), on_change="rerun"
+    )
     if code.open:
         with code:
             script = reproduction_script(

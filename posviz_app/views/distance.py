@@ -17,7 +17,7 @@ from posviz_app.room import Room, ask_or_answer, chart_room, explain
 from posviz_app.views.code import view_code
 from posviz_app.views.layout import slide_question
 
-KEY: Final = "distance"
+KEY: Final = state.DISTANCE_CHART
 
 
 def render(room: Room) -> None:
@@ -42,7 +42,7 @@ def _chart(room: Room) -> None:
         show_chart(drawn.spec, key=KEY, canvas=canvas, fill=decisions.fills, place=room.place)
         return
     most = min(MAX_BEYOND, max(settings.context_length, 8))  # up to T more (at least 8)
-    asked = int(state.get(state.BEYOND, default_beyond(settings.context_length)))
+    asked = state.beyond(default_beyond(settings.context_length))
     state.set_values({state.BEYOND: min(asked, most)})  # T went down: within the new range
     beyond = st.slider(
         "Positions past the context length (E)",

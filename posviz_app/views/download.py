@@ -7,6 +7,7 @@ import streamlit as st
 
 from posviz.export import download_name, figure_html, matrices_csv, matrices_npy
 from posviz.plots.heatmaps import embeddings_figure
+from posviz_app import state
 from posviz_app.room import Room
 
 
@@ -18,11 +19,11 @@ def render(room: Room) -> None:
     st.markdown("The matrices of the window on screen, and the figure as an offline web page.")
     downloads = (  # label, bytes on click, file name, MIME type, widget key
         ("Matrices (.csv)", lambda: matrices_csv(embeddings), download_name(settings, "csv"),
-         "text/csv", "download_csv"),
+         "text/csv", state.DOWNLOAD_CSV),
         ("Matrices (.npy, [3, n, d])", lambda: matrices_npy(embeddings),
-         download_name(settings, "npy"), "application/octet-stream", "download_npy"),
+         download_name(settings, "npy"), "application/octet-stream", state.DOWNLOAD_NPY),
         ("Figure (offline .html)", lambda: figure_html(embeddings_figure(embeddings)),
-         download_name(settings, "html"), "text/html", "download_html"),
+         download_name(settings, "html"), "text/html", state.DOWNLOAD_HTML),
     )  # fmt: skip
     for column, (label, data, file_name, mime, key) in zip(st.columns(3), downloads, strict=True):
         column.download_button(

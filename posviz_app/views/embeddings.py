@@ -18,7 +18,7 @@ from posviz_app.chart import chart_canvas, show_chart
 from posviz_app.room import Room, ask_or_answer, chart_room, keyed_markdown
 from posviz_app.views.tokens import shapes_line
 
-KEY: Final = "embeddings"
+KEY: Final = state.EMBEDDINGS_CHART
 SHORT_WINDOW: Final = 800  # px: below this window height the shapes take one line of text
 
 
@@ -46,7 +46,7 @@ def _chart(room: Room) -> None:
         drawn = embeddings_chart(embeddings, canvas=canvas)
         decisions = drawn.decisions
         shapes_line(settings, room.view.batch, compact=decisions.stacked or short(canvas))
-        keyed_markdown(lesson_sentence(decisions), "lesson")
+        keyed_markdown(lesson_sentence(decisions), state.LESSON)
         show_chart(drawn.spec, key=KEY, canvas=canvas, fitted=True)  # to the window's bottom
         if settings.weights == "gpt2":
             st.markdown(source_caption(state.tables_commit(), len(embeddings.token_ids)))

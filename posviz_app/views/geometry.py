@@ -11,13 +11,14 @@ import streamlit as st
 from posviz.geometry import build_geometry
 from posviz.lesson import geometry as geometry_lesson
 from posviz.plots.geometry import geometry_chart
+from posviz_app import state
 from posviz_app.caches import kept, tables_for
 from posviz_app.chart import chart_canvas, show_chart
 from posviz_app.room import Room, ask_or_answer, chart_room, explain
 from posviz_app.views.code import view_code
 from posviz_app.views.layout import slide_question
 
-KEY: Final = "geometry"
+KEY: Final = state.GEOMETRY_CHART
 
 
 def render(room: Room) -> None:

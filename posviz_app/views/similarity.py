@@ -12,10 +12,11 @@ from posviz.lesson.lecture import question_text, similarity_answer
 from posviz.lesson.repeats import similarity_sentence
 from posviz.lesson.schemes import position_panel_note
 from posviz.plots.heatmaps import similarity_chart
+from posviz_app import state
 from posviz_app.chart import chart_canvas, show_chart
 from posviz_app.room import Room, ask_or_answer, chart_room, explain, keyed_markdown
 
-KEY: Final = "similarity"
+KEY: Final = state.SIMILARITY_CHART
 
 
 def render(room: Room) -> None:
@@ -40,7 +41,7 @@ def _chart(room: Room) -> None:
         return
     drawn = similarity_chart(embeddings, canvas=canvas)
     decisions = drawn.decisions  # and the numbers of the cells it drew
-    keyed_markdown(similarity_sentence(decisions), "lesson")
+    keyed_markdown(similarity_sentence(decisions), state.LESSON)
     show_chart(drawn.spec, key=KEY, canvas=canvas)
     if settings.scheme == "learned" and decisions.neighbours is not None:
         st.markdown(neighbour_sentence(decisions))

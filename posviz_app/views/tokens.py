@@ -103,7 +103,7 @@ def shapes_line(settings: Settings, batch: Batch, *, compact: bool) -> None:
     if compact:
         st.markdown("  ".join(f"{s.label.rsplit(' [', 1)[0]} **{s.value}**" for s in labels))
         return
-    with st.container(horizontal=True, gap="medium", key="shapes"):
+    with st.container(horizontal=True, gap="medium", key=state.SHAPES):
         for shape in labels:
             st.metric(
                 shape.label,

@@ -30,8 +30,8 @@ from posviz_app.chart import chart_canvas, show_chart
 from posviz_app.room import Room, ask_or_answer, chart_room, explain, keyed_markdown
 from posviz_app.views.layout import slide_question
 
-KEY: Final = "training"
-LOSS_KEY: Final = "training_loss"  # the loss: a chart of its own (only its step marks move)
+KEY: Final = state.TRAINING_CHART
+LOSS_KEY: Final = state.TRAINING_LOSS_CHART  # a chart of its own (only its step marks move)
 PLAY_EVERY: Final = 0.8  # seconds from one snapshot to the next while playing
 SMALL: Final = "small-init"  # the two runs lecture mode compares
 DEFAULT: Final = "default-init"
@@ -99,20 +99,20 @@ def render(room: Room) -> None:
         state.set_values({state.RUN: names[0]})
     column, button = st.columns([4, 1], vertical_alignment="bottom")
     column.selectbox("Training run", names, key=state.RUN, on_change=state.pause)
-    run = loaded(str(state.get(state.RUN)), found)
+    run = loaded(state.run_name(), found)
     if state.playing():
-        button.button("⏸ Pause", key="training_pause", on_click=state.pause, width="stretch")
+        button.button("⏸ Pause", key=state.TRAINING_PAUSE, on_click=state.pause, width="stretch")
     else:
         button.button(
-            "▶ Play", key="training_play", on_click=state.play, args=(run.steps,),
+            "▶ Play", key=state.TRAINING_PLAY, on_click=state.play, args=(run.steps,),
             width="stretch", help="Step through the run's snapshots, one every "
             f"{PLAY_EVERY:g} s.",
         )  # fmt: skip
     chart_room(_tab_chart, run_every=PLAY_EVERY if state.playing() else None)(room, run)
-    code = st.expander("The code behind these numbers", key="training_code", on_change="rerun")
+    code = st.expander("The code behind these numbers", key=state.TRAINING_CODE, on_change="rerun")
     if code.open:
         with code:
-            step = run.nearest_step(int(state.get(state.TRAIN_STEP, settings.train_step)))
+            step = run.nearest_step(state.train_step(settings.train_step))
             st.code(training_script(run.config, step=step, name=run.name), language="python")
 
 
@@ -136,7 +136,7 @@ def _tab_chart(room: Room, run: TrainingRun) -> None:
         if not state.playing():
             st.rerun()  # the whole page: the button says Play again, the timer stops
     else:
-        step = run.nearest_step(int(state.get(state.TRAIN_STEP, room.settings.train_step)))
+        step = run.nearest_step(state.train_step(room.settings.train_step))
         state.set_values({state.TRAIN_STEP: step})
     slider, switch = st.columns([3, 1], vertical_alignment="bottom")  # one row: the chart higher
     slider.select_slider(
@@ -154,11 +154,11 @@ def _tab_chart(room: Room, run: TrainingRun) -> None:
     )
     view = view_of(run, step)
     canvas = chart_canvas(KEY)
-    components = "3d" if state.get(state.TRAIN_3D) else "2d"
+    components = "3d" if state.three_d() else "2d"
     drawn = training_chart(view, canvas=canvas, components=components, panels=STEP_PANELS)
     explain(training_lesson.INTRO, lecture=False)
     lead, *rest = training_lesson.sentences(view)  # the lesson above the figure, then the rest
-    keyed_markdown(lead, "lesson")
+    keyed_markdown(lead, state.LESSON)
     show_chart(drawn.spec, key=KEY, canvas=canvas, fill=drawn.decisions.fills)
     loss_canvas = chart_canvas(LOSS_KEY)
     loss = training_chart(view, canvas=loss_canvas, panels=LOSS_PANELS)
@@ -196,8 +196,7 @@ def _moving_slide(room: Room, slide: Slide, small: TrainingRun, default: Trainin
         view_of(run, run.steps[-1] if slide.revealed else run.steps[0]) for run in (small, default)
     ]
     ask_or_answer(slide, slide_question(room), lambda: training_lesson.moving_answer(*views))
-    keys = ("training_small", "training_default")
-    for column, view, key in zip(st.columns(2), views, keys, strict=True):
+    for column, view, key in zip(st.columns(2), views, state.TRAINING_RUN_CHARTS, strict=True):
         with column:
             st.markdown(f"**{view.run.name}**: {INITS[view.run.config.init]}")
             canvas = chart_canvas(key, place=room.place)

@@ -28,7 +28,7 @@ from posviz_app.chart import chart_canvas, show_chart
 from posviz_app.controls import text_box
 from posviz_app.room import Room, ask_or_answer, chart_room, explain, keyed_markdown
 
-KEY: Final = "compare"
+KEY: Final = state.WORD_ORDER_CHART
 
 
 def render(room: Room) -> None:
@@ -57,7 +57,7 @@ def render(room: Room) -> None:
     options.button(
         "Example: dog bites man / man bites dog",
         help=f"First text *{DEFAULT_TEXT}*, second text *{DEFAULT_COMPARE_TEXT}*.",
-        key="example_pair",
+        key=state.EXAMPLE_PAIR,
         on_click=state.use_example_pair,
     )
     _tab_chart(room)
@@ -125,7 +125,7 @@ def _slide(room: Room, slide: Slide) -> None:
     view = slide_view(room)
     comparison = _comparison(room, view)
     # The texts as compared (each cut to one window), not as typed.
-    keyed_markdown(f"### {texts_line(comparison)}", "word_order_texts")
+    keyed_markdown(f"### {texts_line(comparison)}", state.WORD_ORDER_TEXTS)
     question = question_text(slide, room.settings.scheme, None, compared=comparison)
     ask_or_answer(slide, question, lambda: word_order_answer(comparison))
     if not slide.revealed:
