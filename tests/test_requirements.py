@@ -301,3 +301,31 @@ def test_uv_rejects_the_extra_index_requirements(stand_ins: StandIns, tmp_path: 
     assert resolve_with_pip(stand_ins, EXTRA_INDEX_REQUIREMENTS, tmp_path) == pins(
         EXTRA_INDEX_REQUIREMENTS
     ) | {"typing-extensions": TYPING_EXTENSIONS}
+
+
+def _project(tmp: Path) -> Path:
+    """What pip reads the package's metadata from (pyproject.toml, the files it names and the
+    two top packages), copied, so that building it writes nothing into the working tree."""
+    copy = tmp / "posviz-source"
+    for name in ("pyproject.toml", "README.md", "LICENSE", "posviz/data/LICENSE-GPT2",
+                 "posviz/__init__.py", "posviz_app/__init__.py"):  # fmt: skip
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        (copy / name).write_bytes((ROOT / name).read_bytes())
+    return copy
+
+
+@pytest.mark.slow
+def test_the_package_installs_without_streamlit_and_its_extra_with_it(
+    stand_ins: StandIns, tmp_path: Path
+) -> None:
+    """``pip install posviz`` takes its dependencies' newest releases in range (the stand-in
+    PyPI has a release after each pin) and no Streamlit; ``posviz[app]`` adds Streamlit and
+    narrows plotly to the release whose plotly.js the app ships: the lock's versions."""
+    source = _project(tmp_path)
+    lock = pins((ROOT / "requirements.txt").read_text(encoding="utf-8"))
+    library = _pip_dry_run(stand_ins, [str(source)], tmp_path)
+    assert "streamlit" not in library, library
+    assert library["numpy"] == _newer(lock["numpy"]) and library["plotly"] == _newer(lock["plotly"])
+    app = _pip_dry_run(stand_ins, [f"{source}[app]"], tmp_path)
+    assert app["streamlit"] == lock["streamlit"] and app["plotly"] == lock["plotly"], app
+    assert {"posviz", "torch", "tiktoken", "huggingface-hub", "httpx2", "filelock"} <= set(app)
