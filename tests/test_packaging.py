@@ -1,9 +1,12 @@
-"""posviz as an installed package: ``pip install .`` gives the ``posviz`` command, which starts
-the app from any folder (``posviz app``) and keeps the command line (``posviz --text ...``).
+"""posviz as an installed package: ``pip install .`` gives the library and the ``posviz``
+command (``posviz --text ...``) with version ranges and without Streamlit; ``pip install
+".[app]"`` adds Streamlit, and ``posviz app`` starts the app from any folder.
+requirements.txt, the app's exact lock, pins versions inside those ranges.
 
-The install test builds and installs the working tree into a fresh virtual environment that
-sees this interpreter's packages (no build isolation, no index: nothing is downloaded), then
-runs everything from an empty folder elsewhere. "This interpreter's packages" are the ones on
+The install test builds and installs the working tree with its app extra into a fresh virtual
+environment that sees this interpreter's packages (no build isolation, no index: nothing is
+downloaded, and pip checks the ranges against those packages), then runs everything from an
+empty folder elsewhere, also with Streamlit hidden. "This interpreter's packages" are the ones on
 its ``sys.path``: in a virtual environment (the README's set-up, most people's) that is the
 venv's, not the base interpreter's, whose setuptools may be too old to build posviz.
 """
