@@ -1,7 +1,8 @@
 """``python -m posviz`` (or ``posviz`` once installed): the app's figure, matrices and code
 for given settings, no Streamlit; ``posviz app`` starts the app itself.
 
-Start the app from any folder (``pip install .`` in the repository first)::
+Start the app from any folder (``pip install ".[app]"`` in the repository first: the app's
+extra adds Streamlit; ``pip install .`` alone gives the library and this command)::
 
     posviz app                         # http://localhost:8501
     posviz app --server.port 8502      # any `streamlit run` option
@@ -449,6 +450,12 @@ def app_command(options: Sequence[str]) -> list[str]:
     spec = importlib.util.find_spec("posviz_app")
     if spec is None or spec.origin is None:
         _fail("the app (package posviz_app) is not installed: run `pip install .` in posviz")
+    if importlib.util.find_spec("streamlit") is None:
+        _fail(
+            "posviz app needs Streamlit, which is not installed: install the app's extra, "
+            '`pip install "posviz[app]"` (from the repository: `pip install ".[app]"`, or '
+            "`pip install -r requirements.txt` for the exact versions the app is tested with)"
+        )
     script = Path(spec.origin).with_name("streamlit_app.py")
     return [sys.executable, "-m", "streamlit", "run", str(script), *options]
 

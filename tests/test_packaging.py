@@ -1,9 +1,12 @@
-"""posviz as an installed package: ``pip install .`` gives the ``posviz`` command, which starts
-the app from any folder (``posviz app``) and keeps the command line (``posviz --text ...``).
+"""posviz as an installed package: ``pip install .`` gives the library and the ``posviz``
+command (``posviz --text ...``) with version ranges and without Streamlit; ``pip install
+".[app]"`` adds Streamlit, and ``posviz app`` starts the app from any folder.
+requirements.txt, the app's exact lock, pins versions inside those ranges.
 
-The install test builds and installs the working tree into a fresh virtual environment that
-sees this interpreter's packages (no build isolation, no index: nothing is downloaded), then
-runs everything from an empty folder elsewhere. "This interpreter's packages" are the ones on
+The install test builds and installs the working tree with its app extra into a fresh virtual
+environment that sees this interpreter's packages (no build isolation, no index: nothing is
+downloaded, and pip checks the ranges against those packages), then runs everything from an
+empty folder elsewhere, also with Streamlit hidden. "This interpreter's packages" are the ones on
 its ``sys.path``: in a virtual environment (the README's set-up, most people's) that is the
 venv's, not the base interpreter's, whose setuptools may be too old to build posviz.
 """
@@ -11,7 +14,6 @@ venv's, not the base interpreter's, whose setuptools may be too old to build pos
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -21,7 +23,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import setuptools
 import websocket  # websocket-client
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 from reference import book_window, token_ids
 
 from devtools.server import free_port, stop_process, wait_healthy
@@ -32,23 +39,63 @@ ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 
-def _pins(lines: list[str]) -> dict[str, str]:
-    """name -> exact version of ``name==version`` requirement lines (local labels such as
-    ``+cpu`` and environment markers dropped)."""
-    pins = {}
-    for line in lines:
-        match = re.match(r"^([A-Za-z0-9_.-]+)==([^\s;+#]+)", line.strip())
-        if match:
-            pins[match[1].lower()] = match[2]
+def _lock() -> dict[str, set[Version]]:
+    """requirements.txt's exact pins: name -> every version it pins (both torch lines)."""
+    pins: dict[str, set[Version]] = {}
+    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        line = line.split("#")[0].strip()
+        if line and not line.startswith("-"):
+            requirement = Requirement(line)
+            (specifier,) = requirement.specifier  # one exact pin per line
+            assert specifier.operator == "==", line
+            pins.setdefault(canonicalize_name(requirement.name), set()).add(
+                Version(specifier.version)
+            )
     return pins
 
 
-def test_the_package_pins_what_requirements_txt_pins() -> None:
-    """``pip install -r requirements.txt`` (the set-up path) then ``pip install .`` installs
-    nothing more: every runtime pin is the same in both."""
-    requirements = (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
-    assert _pins(PYPROJECT["project"]["dependencies"]) == _pins(requirements)
-    assert "torch" in _pins(requirements)
+def _ranges(extra: str | None = None) -> dict[str, SpecifierSet]:
+    """pyproject.toml's dependencies (or an extra's): name -> its range."""
+    project = PYPROJECT["project"]
+    listed = project["optional-dependencies"][extra] if extra else project["dependencies"]
+    return {
+        canonicalize_name(requirement.name): requirement.specifier
+        for requirement in map(Requirement, listed)
+    }
+
+
+@pytest.mark.parametrize("extra", [None, "app"], ids=["library", "app-extra"])
+def test_the_lock_lies_in_the_packages_ranges(extra: str | None) -> None:
+    """``pip install -r requirements.txt`` (the app's lock) then ``pip install .`` installs
+    nothing more: every locked version lies in the package's range for it. The ranges are
+    ranges (a library beside other packages), each with an upper bound."""
+    lock, ranges = _lock(), _ranges(extra)
+    for name, specifier in ranges.items():
+        assert name in lock, f"{name} has a range in pyproject.toml but no pin in requirements.txt"
+        outside = [str(v) for v in lock[name] if not specifier.contains(v, prereleases=True)]
+        assert not outside, f"requirements.txt pins {name} {outside}, outside {specifier}"
+        operators = {spec.operator for spec in specifier}
+        assert "==" not in operators and "<" in operators and ">=" in operators, (name, specifier)
+
+
+def test_the_library_needs_no_streamlit_and_the_lock_pins_nothing_else() -> None:
+    library, app = _ranges(), _ranges("app")
+    assert "streamlit" not in library and "streamlit" in app
+    assert {"torch", "numpy", "plotly", "tiktoken", "huggingface-hub", "httpx2", "filelock"} <= set(
+        library
+    )
+    assert set(_lock()) == set(library) | set(app)
+    assert {str(v) for v in _lock()["torch"]} == {"2.13.0+cpu", "2.13.0"}
+
+
+def test_posviz_app_without_streamlit_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "streamlit", None)  # find_spec: not installed
+    with pytest.raises(SystemExit) as stopped:
+        app_command([])
+    assert stopped.value.code == 1
+    assert 'pip install "posviz[app]"' in capsys.readouterr().err
 
 
 def test_the_packaged_settings_are_the_repositorys() -> None:
@@ -69,12 +116,22 @@ def test_everything_the_app_needs_is_package_data() -> None:
         .read_text(encoding="utf-8")
         .endswith("from posviz_app.page import run\n\nrun()\n")
     )
-    packages = set(PYPROJECT["tool"]["setuptools"]["packages"])
-    on_disk = {
-        ".".join(path.parent.relative_to(ROOT).parts)
-        for path in ROOT.glob("posviz*/**/__init__.py")
+
+
+def _packages_on_disk(root: Path) -> set[str]:
+    """Every package below ``posviz`` and ``posviz_app`` in ``root``, by its ``__init__.py``."""
+    return {
+        ".".join(path.parent.relative_to(root).parts)
+        for path in root.glob("posviz*/**/__init__.py")
     }
-    assert packages == on_disk
+
+
+def test_every_package_is_found() -> None:
+    """Packages are discovered, not listed: a new subpackage ships without an edit here."""
+    find = PYPROJECT["tool"]["setuptools"]["packages"]["find"]
+    assert find == {"include": ["posviz*", "posviz_app*"], "namespaces": False}
+    found = setuptools.find_packages(str(ROOT), include=find["include"])
+    assert set(found) == _packages_on_disk(ROOT) and {"posviz", "posviz_app"} <= set(found)
 
 
 def test_posviz_app_runs_the_packaged_script_with_streamlit() -> None:
@@ -103,9 +160,11 @@ def _install(tmp_path: Path) -> Path:
     (site_packages / "_posviz_test_parent.pth").write_text(
         "\n".join(_site_folders()) + "\n", encoding="utf-8"
     )
+    # With its dependencies (the app's extra too), from no index: pip checks that this
+    # interpreter's packages, the lock's versions, lie in the package's ranges.
     subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-deps",
-         "--no-index", "--no-build-isolation", str(source)],
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-index",
+         "--no-build-isolation", f"{source}[app]"],
         check=True, timeout=300,
     )  # fmt: skip
     return venv / "bin"
@@ -142,6 +201,23 @@ def test_installed_posviz_works_from_another_folder(tmp_path: Path) -> None:
         cwd=elsewhere, env=env, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert str(tmp_path / "venv") in where, where  # the installed copy, not the repository's
+    (site_packages,) = (tmp_path / "venv").glob("lib/python*/site-packages")
+    assert _packages_on_disk(site_packages) == _packages_on_disk(ROOT)  # every subpackage
+
+    # The library and its command without Streamlit (pip install . leaves it out): the
+    # matrices still come, and `posviz app` says how to add the app's extra.
+    no_streamlit = "import sys; sys.modules['streamlit'] = None; from posviz.cli import main; "
+    subprocess.run(
+        [str(bin_dir / "python"), "-c", no_streamlit + "sys.exit(main(sys.argv[1:]))",
+         "--text", "Every effort", "--context-length", "2", "--npy", "bare.npy"],
+        cwd=elsewhere, env=env, check=True, timeout=120,
+    )  # fmt: skip
+    assert np.load(elsewhere / "bare.npy").shape == (3, 2, 64)
+    refused = subprocess.run(
+        [str(bin_dir / "python"), "-c", no_streamlit + "sys.exit(main(['app']))"],
+        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert refused.returncode == 1 and 'pip install "posviz[app]"' in refused.stderr, refused
 
     text = "Every effort moves you"
     subprocess.run(
