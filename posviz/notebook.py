@@ -22,13 +22,14 @@ from typing import Literal
 
 import plotly.graph_objects as go
 
-from posviz.config import Settings, SettingsError
+from posviz.config import Settings, SettingsError, with_options
 from posviz.distance import build_distance
 from posviz.geometry import build_geometry
 from posviz.plots.distance import distance_figure
 from posviz.plots.geometry import geometry_figure
 from posviz.plots.heatmaps import embeddings_figure, similarity_figure
 from posviz.plots.word_order import compare_figure
+from posviz.schemes import OPTIONS
 from posviz.view import build_view, build_word_order
 
 NotebookView = Literal["embeddings", "similarity", "word_order", "geometry", "distance"]
@@ -43,14 +44,19 @@ def show(
 ) -> go.Figure:
     """The figure of ``view`` for ``text`` and ``settings`` (any other field of
     :class:`~posviz.config.Settings`: ``context_length``, ``emb_dim``, ``seed``, ``scheme``,
-    ``window``, ``compare_text``...; for ``view="distance"`` also ``beyond``, positions past
-    the context length), with the book's seeded tables.
+    ``window``, ``compare_text``..., and a scheme's options by name, such as ``rope_base``; for
+    ``view="distance"`` also ``beyond``, positions past the context length), with the book's
+    seeded tables.
 
     Raises :class:`~posviz.config.SettingsError` for a value out of range, a window the text
     does not have, an empty text, and a Word-order view without a reordered second text.
     """
     beyond = settings.pop("beyond", None) if view == "distance" else None
-    chosen = build_view(Settings(text=text, **settings), strict=True)  # type: ignore[arg-type]
+    options = {name: settings.pop(name) for name in OPTIONS if name in settings}  # rope_base...
+    chosen = build_view(
+        with_options(Settings(text=text, **settings), **options),  # type: ignore[arg-type]
+        strict=True,
+    )
     if chosen.embeddings is None:
         raise SettingsError("the text is empty: give show() some text")
     if view == "embeddings":
