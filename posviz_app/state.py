@@ -34,7 +34,7 @@ exception, where every run sends its widgets' values: :func:`send_sidebar_values
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import wraps
 from typing import Final, Literal, ParamSpec, TypeGuard
 
@@ -43,6 +43,7 @@ import streamlit as st
 from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT
 from posviz.config import (
     MAX_TEXT_CHARS,
+    WIDGET_KEYS,
     Settings,
     SettingsError,
     for_weights,
@@ -58,8 +59,9 @@ from posviz.view import batch_for
 from posviz.viewspec import CodeName, view_named
 
 # --- the keys ------------------------------------------------------------------------------
-# Settings widgets: the Settings field names (posviz.config.widget_values).
-SETTINGS_KEYS: Final = tuple(field.name for field in fields(Settings))
+# Settings widgets: the Settings field names, and each scheme option's name
+# (posviz.config.widget_values).
+SETTINGS_KEYS: Final = WIDGET_KEYS
 TEXT: Final = "text"
 COMPARE_TEXT: Final = "compare_text"
 CONTEXT_LENGTH: Final = "context_length"
@@ -168,6 +170,11 @@ def text() -> str:
 def weights() -> str:
     """The weights chosen: ``init`` (the book's random tables) or ``gpt2``."""
     return _str(WEIGHTS, Settings.weights)
+
+
+def scheme_name() -> str:
+    """The positional scheme chosen, by name (the registry's, :mod:`posviz.schemes`)."""
+    return _str(SCHEME, Settings.scheme)
 
 
 def seed() -> int:
