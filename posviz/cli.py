@@ -60,7 +60,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from posviz.codegen import reproduction_script
-from posviz.codegen_shapes import CodeView
+from posviz.codegen import CodeView
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
     EMB_DIM_RANGE,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from posviz.codegen import BOOK_CH02_URL, reproduction_script
-from posviz.codegen_shapes import CodeView
+from posviz.codegen import CodeView
 from posviz.config import Settings
 from posviz_app import state
 from posviz_app.room import Room

@@ -29,8 +29,8 @@ from typing import Final
 
 from posviz.attention import ATTENTION_SEED
 from posviz.batching import Batch
-from posviz.codegen_attention import BIAS_FUNCTIONS, attention_part
-from posviz.codegen_shapes import CodeView, shapes_part
+from posviz.codegen.attention import BIAS_FUNCTIONS, attention_part
+from posviz.codegen.shapes import CodeView, shapes_part
 from posviz.compare import match_permutation
 from posviz.config import (
     GPT2_VOCAB_SIZE,
@@ -399,10 +399,10 @@ def reproduction_script(
     their shapes as section 2.8 does and, in compare mode, the self-attention comparison.
 
     ``view="geometry"`` or ``"distance"`` adds the numbers of that tab (see
-    :mod:`posviz.codegen_shapes`; ``beyond``: the Distance tab's positions past the context
+    :mod:`posviz.codegen.shapes`; ``beyond``: the Distance tab's positions past the context
     length, default its default); ``"attention"`` the Attention tab's head: the book's
     ``MultiHeadAttention``, the scheme's RoPE, slopes or buckets written out, printing the
-    scores and weights (:mod:`posviz.codegen_attention`).
+    scores and weights (:mod:`posviz.codegen.attention`).
 
     With ``weights="gpt2"`` the script reads GPT-2's trained tables from the Hub at
     ``gpt2_revision`` (pass the commit the page shows, so the script reads the same tensors)

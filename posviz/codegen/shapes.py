@@ -198,7 +198,7 @@ def shapes_part(settings: Settings, *, view: CodeView, beyond: int | None) -> st
     """The script's Geometry or Distance part for ``settings`` (``""`` for the embeddings);
     ``beyond``: the Distance view's positions past the context length (``None``: its
     default)."""
-    if view in ("embeddings", "attention"):  # attention: posviz.codegen_attention
+    if view in ("embeddings", "attention"):  # attention: posviz.codegen.attention
         return ""
     gpt2 = settings.weights == "gpt2"
     learned = _LEARNED_BESIDE_GPT2.format(vocab_size=GPT2_VOCAB_SIZE) if gpt2 else _LEARNED_INIT
