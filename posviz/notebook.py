@@ -1,15 +1,19 @@
 """One call for a notebook: :func:`show` gives the figure of a view, which Jupyter draws.
 
 The explicit calls read as the book does (``build_view``, then a figure builder);
-:func:`show` is the same path in one line, for trying texts and settings quickly::
+:func:`show` is the same path in one line, for trying texts and settings quickly. ``view`` is
+the view's one name (:data:`posviz.viewspec.FIGURE_NAMES`, as in links and on the command
+line)::
 
     import posviz
     posviz.show("A rose is a rose is a rose.", context_length=8)            # the three panels
     posviz.show("A rose is a rose is a rose.", view="similarity")            # cosine similarity
     posviz.show("The dog bites the man", compare_text="The man bites the dog",
-                view="word_order")                                           # self-attention
+                view="word-order")                                           # self-attention
     posviz.show(context_length=256, scheme="sinusoidal", view="geometry")    # helix or cloud
     posviz.show(context_length=64, view="distance", beyond=32)              # cosine by distance
+    posviz.show("Every effort moves you", scheme="rope", view="attention", heads=4, shift=8)
+    posviz.show(view="training", run="small-init", train_step=600)          # a training run
 
 >>> figure = show("A rose is a rose", context_length=8, emb_dim=16)
 >>> [trace.type for trace in figure.data], figure.data[0].z.shape
@@ -18,20 +22,14 @@ The explicit calls read as the book does (``build_view``, then a figure builder)
 
 from __future__ import annotations
 
-from typing import Literal
+import warnings
 
 import plotly.graph_objects as go
 
 from posviz.config import Settings, SettingsError
-from posviz.distance import build_distance
-from posviz.geometry import build_geometry
-from posviz.plots.distance import distance_figure
-from posviz.plots.geometry import geometry_figure
-from posviz.plots.heatmaps import embeddings_figure, similarity_figure
-from posviz.plots.word_order import compare_figure
-from posviz.view import build_view, build_word_order
+from posviz.viewspec import FIGURE_NAMES, Drawing, FigureName, UnknownViewError, renamed, view_named
 
-NotebookView = Literal["embeddings", "similarity", "word_order", "geometry", "distance"]
+NotebookView = FigureName  # the views show() draws
 
 
 def show(
@@ -43,33 +41,28 @@ def show(
 ) -> go.Figure:
     """The figure of ``view`` for ``text`` and ``settings`` (any other field of
     :class:`~posviz.config.Settings`: ``context_length``, ``emb_dim``, ``seed``, ``scheme``,
-    ``window``, ``compare_text``...; for ``view="distance"`` also ``beyond``, positions past
-    the context length), with the book's seeded tables.
+    ``window``, ``compare_text``, ``heads``, ``head``, ``shift``, ``run``, ``train_step``...;
+    for ``view="distance"`` also ``beyond``, positions past the context length; for
+    ``view="training"`` also ``components``, ``"2d"`` or ``"3d"``), with the book's seeded
+    tables. An old spelling of a view (``"word_order"``) still works, with a
+    :class:`DeprecationWarning` naming the new one.
 
-    Raises :class:`~posviz.config.SettingsError` for a value out of range, a window the text
-    does not have, an empty text, and a Word-order view without a reordered second text.
+    Raises :class:`~posviz.config.SettingsError` for a value out of range, a view it does not
+    draw, a window the text does not have, an empty text, and a Word-order view without a
+    reordered second text.
     """
-    beyond = settings.pop("beyond", None) if view == "distance" else None
-    chosen = build_view(Settings(text=text, **settings), strict=True)  # type: ignore[arg-type]
-    if chosen.embeddings is None:
-        raise SettingsError("the text is empty: give show() some text")
-    if view == "embeddings":
-        return embeddings_figure(chosen.embeddings, lecture=lecture)
-    if view == "similarity":
-        return similarity_figure(chosen.embeddings, lecture=lecture)
-    if view == "word_order":
-        comparison = build_word_order(chosen)
-        if comparison.with_positions is None:
-            raise SettingsError(
-                "view='word_order' needs compare_text: the same tokens in another order "
-                f"(got status {comparison.status!r})"
-            )
-        return compare_figure(comparison, lecture=lecture)
-    if view == "geometry":
-        return geometry_figure(build_geometry(chosen), lecture=lecture)
-    if view == "distance":
-        distance = build_distance(chosen, beyond=beyond)  # type: ignore[arg-type]
-        return distance_figure(distance, lecture=lecture)
-    raise SettingsError(
-        f"view must be embeddings, similarity, word_order, geometry or distance, got {view!r}"
+    try:
+        spec = view_named(view, among=FIGURE_NAMES)
+    except UnknownViewError as error:
+        raise SettingsError(str(error)) from None
+    note = renamed(view)
+    if note is not None:
+        warnings.warn(f"posviz.show: view {note}", DeprecationWarning, stacklevel=2)
+    drawing = Drawing(
+        lecture=lecture,
+        beyond=settings.pop("beyond", None),  # type: ignore[arg-type]
+        components=settings.pop("components", "2d"),  # type: ignore[arg-type]
     )
+    if spec.figure is None:  # FIGURE_NAMES have one; for mypy
+        raise SettingsError(f"view {view!r} draws no figure")
+    return spec.figure(Settings(text=text, **settings), drawing)  # type: ignore[arg-type]

@@ -14,15 +14,16 @@ True
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final
 
 from posviz.config import GPT2_VOCAB_SIZE, Settings
 from posviz.distance import default_beyond
 from posviz.geometry import VOCAB_SAMPLE
 from posviz.position_tables import GPT2_POSITIONS
 from posviz.schemes import ROPE_BASE, SINUSOIDAL_BASE
+from posviz.viewspec import CodeName
 
-CodeView = Literal["embeddings", "geometry", "distance", "attention"]
+CodeView = CodeName  # the views whose numbers the script reproduces (posviz.viewspec)
 _SAMPLE_STEP: Final = VOCAB_SAMPLE[1] - VOCAB_SAMPLE[0]
 
 _TABLES: Final = '''
