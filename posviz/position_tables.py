@@ -115,13 +115,24 @@ def sinusoidal_table(*, rows: int, emb_dim: int) -> PositionalTable:
     )
 
 
-def rope_table(*, rows: int, emb_dim: int) -> PositionalTable:
+def rope_cos_sin(rows: int, emb_dim: int) -> torch.Tensor:
     """Where RoPE carries ``(1, 0)`` in every pair: row ``p`` = ``cos(p·θⱼ) | sin(p·θⱼ)``
-    with the angles of :func:`~posviz.schemes.rope_angles` (an odd last dimension: 1)."""
+    with the angles of :func:`~posviz.schemes.rope_angles` (an odd last dimension: 1),
+    ``[rows, emb_dim]`` float32.
+
+    >>> rope_cos_sin(2, 3)
+    tensor([[1.0000, 0.0000, 1.0000],
+            [0.5403, 0.8415, 1.0000]])
+    """
     half = emb_dim // 2
     angles = rope_angles(rows, emb_dim)[:, :half].double()  # [rows, d/2], p * theta_j
     parts = [torch.cos(angles), torch.sin(angles), torch.ones(rows, emb_dim % 2).double()]
-    table = torch.cat(parts, dim=1).to(torch.float32)  # [rows, d]
+    return torch.cat(parts, dim=1).to(torch.float32)  # [rows, d]
+
+
+def rope_table(*, rows: int, emb_dim: int) -> PositionalTable:
+    """RoPE's table, :func:`rope_cos_sin`, for the Geometry view."""
+    table = rope_cos_sin(rows, emb_dim)  # [rows, d]
     return PositionalTable("rope", ROPE_LABEL, table, ("rope", rows, emb_dim))
 
 
