@@ -59,8 +59,7 @@ from typing import NoReturn
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from posviz.codegen import reproduction_script
-from posviz.codegen import CodeView
+from posviz.codegen import CodeView, reproduction_script
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
     EMB_DIM_RANGE,

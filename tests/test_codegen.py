@@ -9,6 +9,8 @@ gives its downloads, and with proxies pointing nowhere, so no test touches the n
 from __future__ import annotations
 
 import ast
+import inspect
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,10 +28,12 @@ from posviz.codegen import BOOK_CH02_URL, reproduction_script, text_literal
 from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, compare_order
 from posviz.config import SCHEMES, Settings, SettingsError, for_weights
 from posviz.embeddings import SeededEmbeddings
+from posviz.geometry import principal_components
 from posviz.gpt2.store import Gpt2Store
 from posviz.pipeline import WindowEmbeddings
 from posviz.presets import PRESETS, VERDICT_OPENING
 from posviz.tokenizer import encode
+from posviz.training.data import GPTDatasetV1
 from posviz.view import build_view
 
 HOSTILE_TEXTS = [
@@ -106,8 +110,11 @@ def test_script_uses_the_books_names_and_only_torch_and_tiktoken() -> None:
         if isinstance(node, ast.Import)
         for alias in node.names
     }
-    assert imported == {"torch", "tiktoken"}
-    assert not any(isinstance(node, ast.ImportFrom) for node in ast.walk(tree))
+    imported |= {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) if node.module
+    }
+    packages = {name.split(".")[0] for name in imported} - set(sys.stdlib_module_names)
+    assert packages == {"torch", "tiktoken"}  # and the standard library
     assigned = {
         target.id
         for node in ast.walk(tree)
@@ -213,7 +220,9 @@ BOOK_PRESET = next(preset for name, preset in PRESETS.items() if name.startswith
 
 def test_book_example_script_uses_the_books_data_loader() -> None:
     script = reproduction_script(BOOK_PRESET)
-    assert "class GPTDatasetV1(torch.utils.data.Dataset):" in script
+    assert inspect.getsource(GPTDatasetV1) in script  # the class posviz trains with
+    assert "class GPTDatasetV1(Dataset[tuple[torch.Tensor, torch.Tensor]]):" in script
+    assert 'token_ids = tokenizer.encode(txt, allowed_special={"<|endoftext|>"})' in script
     assert "for i in range(0, len(token_ids) - max_length, stride):" in script
     assert "batch_size = 8  # B" in script
     assert "DataLoader(\n    dataset, batch_size=batch_size, shuffle=False" in script
@@ -233,7 +242,7 @@ def test_script_says_why_it_does_not_use_the_books_loader(
     settings: Settings, book_windows: int
 ) -> None:
     script = reproduction_script(settings)
-    assert "GPTDatasetV1(torch" not in script
+    assert "class GPTDatasetV1(" not in script
     assert f"GPTDatasetV1 would give {book_windows} window(s) here" in script
 
 
@@ -398,8 +407,9 @@ def test_geometry_and_distance_scripts_reproduce_posviz(tmp_path: Path) -> None:
 
 def test_the_embeddings_script_has_no_view_part() -> None:
     script = reproduction_script(Settings())
-    assert "principal_components" not in script and "by_distance" not in script
-    assert "def principal_components(table):" in reproduction_script(Settings(), view="geometry")
+    assert "principal_components" not in script and "cosine_by_distance" not in script
+    geometry = reproduction_script(Settings(), view="geometry")
+    assert inspect.getsource(principal_components) in geometry
     distance = reproduction_script(Settings(context_length=20), view="distance")
     assert "beyond = 5  #" in distance  # the tab's default: a quarter of T
 

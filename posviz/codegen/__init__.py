@@ -15,10 +15,10 @@ formula in it is posviz's own function, copied by :func:`inspect.getsource`
 
 from __future__ import annotations
 
+from posviz.codegen.attention import BOOK_CH03_URL
 from posviz.codegen.embeddings import (
     BOOK_CH02_NOTEBOOK_URL,
     BOOK_CH02_URL,
-    BOOK_CH03_URL,
     reproduction_script,
     text_literal,
 )
