@@ -11,12 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Final, Literal, get_args
 
-Scheme = Literal["learned", "sinusoidal", "none", "rope", "alibi", "t5"]
-SCHEMES: Final[tuple[Scheme, ...]] = get_args(Scheme)
-# The schemes that add position vectors to the input embeddings; the others add nothing there:
-# none, RoPE (it rotates queries and keys), ALiBi and T5 (a bias on the attention scores).
-ADDS_TO_INPUT: Final[frozenset[Scheme]] = frozenset({"learned", "sinusoidal"})
-SCORE_BIAS: Final[frozenset[Scheme]] = frozenset({"alibi", "t5"})  # a bias on the scores
+from posviz.schemes import SCHEME_NAMES, SchemeName
+from posviz.schemes import SCHEMES as SCHEME_SPECS
+
+Scheme = SchemeName  # a scheme's name; everything about it: posviz.schemes.scheme(name)
+SCHEMES: Final[tuple[Scheme, ...]] = SCHEME_NAMES
+ADDS_TO_INPUT: Final = frozenset(s.name for s in SCHEME_SPECS if s.adds_to_input)
+SCORE_BIAS: Final = frozenset(s.name for s in SCHEME_SPECS if s.biases_scores)
 Weights = Literal["init", "gpt2"]  # the book's seeded random tables, or GPT-2 124M's trained
 WEIGHTS: Final[tuple[Weights, ...]] = get_args(Weights)
 
