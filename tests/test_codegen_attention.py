@@ -22,10 +22,11 @@ from posviz.schemes import (
     alibi_slopes,
     rope_angles,
     rope_rotate,
-    score_bias,
     t5_bias_table,
     t5_buckets,
 )
+from posviz.schemes.alibi import alibi_per_distance
+from posviz.schemes.t5 import t5_per_distance
 from posviz.scores import build_attention
 from posviz.training.model import MultiHeadAttention
 from posviz.view import build_view
@@ -77,10 +78,13 @@ def test_the_script_holds_the_functions_posviz_computed_with() -> None:
     t5 = reproduction_script(Settings(scheme="t5"), view="attention")
     rope = reproduction_script(Settings(scheme="rope"), view="attention")
     for script in (alibi, t5):
-        for function in (score_bias, alibi_slopes, t5_buckets, t5_bias_table):
-            assert inspect.getsource(function) in script
-        assert "T5_NUM_BUCKETS = 32\n" in script and "import math\n" in script
-    assert 'score_bias("alibi", positions, positions, heads=heads, seed=seed)' in alibi
+        assert "import math\n" in script
+    for function in (alibi_per_distance, alibi_slopes):
+        assert inspect.getsource(function) in alibi
+    for function in (t5_per_distance, t5_buckets, t5_bias_table):
+        assert inspect.getsource(function) in t5
+    assert "T5_NUM_BUCKETS = 32\n" in t5 and "def alibi_slopes(" not in t5
+    assert "alibi_per_distance(relative.flatten(), heads=heads, seed=seed)" in alibi
     for function in (rope_angles, rope_rotate):
         assert inspect.getsource(function) in rope
     assert "ROPE_BASE = 10000.0\n" in rope and "import math\n" not in rope

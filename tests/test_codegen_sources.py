@@ -116,10 +116,10 @@ def test_every_function_the_scripts_may_copy_is_copied_somewhere() -> None:
 
 
 def test_a_script_copies_what_its_functions_use_with_their_constants() -> None:
-    script = SCRIPTS["alibi-attention"]
-    # score_bias calls alibi_slopes, t5_bias_table and t5_buckets: each copied before it
-    order = [script.index(f"\ndef {name}(") for name in ("alibi_slopes", "t5_buckets")]
-    assert max(order) < script.index("\ndef score_bias(")
+    script = SCRIPTS["t5-attention"]
+    # t5_per_distance calls t5_bias_table and t5_buckets: each copied before it
+    order = [script.index(f"\ndef {name}(") for name in ("t5_bias_table", "t5_buckets")]
+    assert max(order) < script.index("\ndef t5_per_distance(")
     assert "\nT5_NUM_BUCKETS = 32\n" in script and "\nT5_MAX_DISTANCE = 128\n" in script
     sinusoidal = SCRIPTS["sinusoidal-embeddings"]
     assert "\nSINUSOIDAL_BASE = 10000.0\n" in sinusoidal

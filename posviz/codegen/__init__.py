@@ -8,8 +8,8 @@ formula in it is posviz's own function, copied by :func:`inspect.getsource`
   matrices, compare mode, and the parts below;
 * :mod:`posviz.codegen.shapes`: the Geometry and Distance parts;
 * :mod:`posviz.codegen.attention`: the Attention part;
-* :mod:`posviz.codegen._schemes`: what the script writes for each positional scheme, the one
-  table keyed by a scheme's name;
+* :mod:`posviz.codegen._schemes`: what the script writes for a positional scheme, read from
+  its :class:`~posviz.schemes.SchemeSpec`;
 * the Training view's script is :func:`posviz.training.codegen.training_script`.
 """
 

@@ -1,12 +1,11 @@
-"""What the script writes for each positional scheme: the ONE table of the codegen package
-keyed by a scheme's name (at the scheme registry's merge, :class:`SchemeCode` becomes a field
-of each scheme's specification, and :func:`scheme_code` its lookup).
+"""What the script writes for a positional scheme, read from its specification
+(:class:`posviz.schemes.SchemeSpec`): where it acts, and the names of its functions (its
+formula's table, its rotation, its bias per distance), which the script calls and copies
+(:mod:`._source`). Nothing here names a scheme or writes a formula.
 
-The lines only call posviz's functions (``sinusoidal_encoding``, ``rope_angles`` and
-``rope_rotate``, ``score_bias``...); the script copies their source (:mod:`._source`), so no
-formula is written here.
-
->>> scheme_code("rope").adds_to_input, "rope_rotate(" in scheme_code("rope").embed
+>>> from posviz.schemes import scheme
+>>> code = scheme_code(scheme("rope"))
+>>> code.adds_to_input, "rope_rotate(token_embeddings, angles)" in code.embed
 (False, True)
 """
 
@@ -15,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from posviz.config import Scheme
+from posviz.position_tables import rope_cos_sin
+from posviz.schemes import Rotation, SchemeSpec, ScoreBias, sinusoidal_encoding
 
 
 @dataclass(frozen=True)
@@ -36,112 +36,120 @@ class SchemeCode:
     moved: str = "            moved = tokens\n"
 
 
-_ADDED_COMPARE: Final = """\
-# {scheme}: positions added to the token embeddings
-positioned_first = context_vectors(first_tokens + pos_embeddings)
-positioned_second = context_vectors(second_tokens + pos_embeddings)"""
-
-_BIAS_COMPARE: Final = """\
-# {scheme}: the input stays the token embeddings; score_bias is added to the scores, for the
-# one head SelfAttention_v2 has{note}
-positions = torch.arange(len(first_ids))
-bias = score_bias("{scheme}", positions, positions, heads=1, seed=seed)[0]  # [n, n]
-positioned_first = context_vectors(first_tokens, bias=bias)
-positioned_second = context_vectors(second_tokens, bias=bias)"""
-
+_LEARNED: Final = 'geometry["learned"] = shape_of(learned_table)\n'
+# The table the Geometry tab shows beside the learned one (and for schemes without a table)
+_CONTRAST: Final = (
+    f'geometry["sinusoidal"] = shape_of({sinusoidal_encoding.__name__}(context_length, emb_dim))\n'
+)
 _NOTHING_ADDED: Final = """\
     pos_embeddings = torch.zeros(n, emb_dim)  # [n, emb_dim]
     input_embeddings = token_embeddings.clone()  # [B, n, emb_dim]
 """
+_COMPARE: Final = """\
+# {label}: {how}
+{bias}positioned_first = context_vectors(first_tokens{added}{options})
+positioned_second = context_vectors(second_tokens{added}{options})"""
 
-_LEARNED: Final = 'geometry["learned"] = shape_of(learned_table)\n'
-_SINUSOIDAL: Final = (
-    'geometry["sinusoidal"] = shape_of(sinusoidal_encoding(context_length, emb_dim))\n'
-)
 
-_BIAS_SCORES: Final = """\
-    if with_positions:  # {scheme}: score_bias of every head added to the scaled scores
-        bias = score_bias("{scheme}", positions, positions, heads=heads, seed=seed)  # [H, n, n]
-        attn_scores = attn_scores + bias
-"""
+def _compare(
+    spec: SchemeSpec, how: str, *, bias: str = "", added: str = "", options: str = ""
+) -> str:
+    """Compare mode's context vectors with the scheme's positions (``_COMPARE``)."""
+    return _COMPARE.format(label=spec.label, how=how, bias=bias, added=added, options=options)
 
-_SCHEME_CODE: Final[dict[Scheme, SchemeCode]] = {
-    "learned": SchemeCode(
+
+def _options(spec: SchemeSpec) -> str:
+    """The scheme's options at their defaults, as a dict literal for its functions."""
+    return repr({option.name: option.default for option in spec.options})
+
+
+def _added(spec: SchemeSpec) -> SchemeCode:
+    """A scheme that adds positions to the input: a learned table or a formula's."""
+    if spec.table is None:  # learned: rows of pos_embedding_layer
+        rows, moved_rows = (
+            "pos_embedding_layer(torch.arange(n))",
+            ("pos_embedding_layer(torch.arange(shift, shift + n))"),
+        )
+        geometry = _LEARNED + _CONTRAST
+    else:
+        table = spec.table.__name__
+        rows, moved_rows = f"{table}(n, emb_dim)", f"{table}(shift + n, emb_dim)[shift:]"
+        geometry = f'geometry["{spec.name}"] = shape_of({table}(context_length, emb_dim))\n'
+        geometry += _LEARNED
+    return SchemeCode(
         adds_to_input=True,
-        embed="""\
-    # learned (GPT-2, the book): add row p of the positional table to position p
-    pos_embeddings = pos_embedding_layer(torch.arange(n))  # [n, emb_dim]
-    input_embeddings = token_embeddings + pos_embeddings  # [B, n, emb_dim]
-""",
-        compare=_ADDED_COMPARE.format(scheme="learned"),
-        geometry=_LEARNED + _SINUSOIDAL,
-        moved="            moved = tokens + pos_embedding_layer(torch.arange(shift, shift + n))\n",
-    ),
-    "sinusoidal": SchemeCode(
-        adds_to_input=True,
-        embed="""\
-    # sinusoidal (Vaswani et al. 2017): posviz's sinusoidal_encoding, added
-    pos_embeddings = sinusoidal_encoding(n, emb_dim)  # [n, emb_dim]
-    input_embeddings = token_embeddings + pos_embeddings  # [B, n, emb_dim]
-""",
-        compare=_ADDED_COMPARE.format(scheme="sinusoidal"),
-        geometry=_SINUSOIDAL + _LEARNED,
-        moved="            moved = tokens + sinusoidal_encoding(shift + n, emb_dim)[shift:]\n",
-    ),
-    "none": SchemeCode(
-        adds_to_input=False,
-        embed="    # none: no position signal; attention would be blind to word order\n"
-        + _NOTHING_ADDED,
-        compare="""\
-# none: no position signal, the same computation again
-positioned_first = context_vectors(first_tokens)
-positioned_second = context_vectors(second_tokens)""",
-        geometry="# none: the positional table is all zeros, nothing to project\n" + _LEARNED,
-    ),
-    "rope": SchemeCode(
-        adds_to_input=False,
-        embed="""\
-    # RoPE (Llama): nothing is added; rope_rotate turns each pair of dims by its position.
-    # Real models rotate queries and keys inside attention; here the token vectors.
-    angles = rope_angles(n, emb_dim)  # [n, emb_dim]
-    pos_embeddings = torch.cos(angles)  # [n, emb_dim]: what posviz shows in the middle panel
-    input_embeddings = rope_rotate(token_embeddings, angles)  # [B, n, emb_dim]
-""",
-        compare="""\
-# RoPE: the input stays the token embeddings; queries and keys are rotated
-positioned_first = context_vectors(first_tokens, rope=True)
-positioned_second = context_vectors(second_tokens, rope=True)""",
-        geometry='geometry["rope"] = shape_of(rope_cos_sin(context_length, emb_dim))\n' + _LEARNED,
-        attention_queries="""\
-    if with_positions:  # RoPE: rotate the queries and keys of the positions
-        angles = rope_angles(int(positions[-1]) + 1, head_dim)[positions]  # [n, head_dim]
-        queries, keys = rope_rotate(queries, angles), rope_rotate(keys, angles)
-""",
-    ),
-    "alibi": SchemeCode(
-        adds_to_input=False,
-        embed="    # ALiBi: nothing is added to the input; it adds -m * (i - j) to the scores\n"
-        + _NOTHING_ADDED,
-        compare=_BIAS_COMPARE.format(
-            scheme="alibi", note="; without the causal mask it is symmetric, -m * |i - j|"
-        ),
-        # ALiBi and T5 have no positional table (they bias the scores): the tab shows these
-        geometry=_LEARNED + _SINUSOIDAL,
-        attention_scores=_BIAS_SCORES.format(scheme="alibi"),
-    ),
-    "t5": SchemeCode(
-        adds_to_input=False,
-        embed="    # T5's relative bias: nothing is added to the input; it adds E[bucket(j - i)]\n"
-        "    # to the scores\n" + _NOTHING_ADDED,
-        compare=_BIAS_COMPARE.format(
-            scheme="t5", note=", E the seeded init of T5's relative_attention_bias"
-        ),
-        geometry=_LEARNED + _SINUSOIDAL,
-        attention_scores=_BIAS_SCORES.format(scheme="t5"),
-    ),
-}
+        embed=f"    # {spec.label}: positions added to the token embeddings\n"
+        f"    pos_embeddings = {rows}  # [n, emb_dim]\n"
+        "    input_embeddings = token_embeddings + pos_embeddings  # [B, n, emb_dim]\n",
+        compare=_compare(spec, "positions added", added=" + pos_embeddings"),
+        geometry=geometry,
+        moved=f"            moved = tokens + {moved_rows}\n",
+    )
 
 
-def scheme_code(scheme: Scheme) -> SchemeCode:
-    """``scheme``'s lines in the script."""
-    return _SCHEME_CODE[scheme]
+def _rotated(spec: SchemeSpec, rotation: Rotation) -> SchemeCode:
+    """A scheme that rotates queries and keys (shown rotating the token vectors)."""
+    angles, rotate = rotation.angles.__name__, rotation.rotate.__name__
+    options = _options(spec)
+    return SchemeCode(
+        adds_to_input=False,
+        embed=f"    # {spec.label}: nothing is added; {rotate} turns each pair of dims by its\n"
+        "    # position. Real models rotate queries and keys inside attention; here the token\n"
+        "    # vectors.\n"
+        f"    angles = {angles}(n, emb_dim, {options})  # [n, emb_dim]\n"
+        "    pos_embeddings = torch.cos(angles)  # [n, emb_dim]: posviz's middle panel\n"
+        f"    input_embeddings = {rotate}(token_embeddings, angles)  # [B, n, emb_dim]\n",
+        compare=_compare(
+            spec,
+            "the input stays the token embeddings; queries and keys are rotated",
+            options=", rope=True",
+        ),
+        geometry=f'geometry["{spec.name}"] = shape_of({rope_cos_sin.__name__}'
+        "(context_length, emb_dim))\n" + _LEARNED,
+        attention_queries="    if with_positions:  # rotate the queries and keys of the positions\n"
+        f"        angles = {angles}(int(positions[-1]) + 1, head_dim, {options})[positions]\n"
+        f"        queries, keys = {rotate}(queries, angles), {rotate}(keys, angles)\n",
+    )
+
+
+def _biased(spec: SchemeSpec, bias: ScoreBias) -> SchemeCode:
+    """A scheme that adds a bias to the attention scores, by the distance j - i."""
+    per_distance = bias.per_distance.__name__
+    return SchemeCode(
+        adds_to_input=False,
+        embed=f"    # {spec.label}: nothing is added to the input; it biases the scores\n"
+        + _NOTHING_ADDED,
+        compare=_compare(
+            spec,
+            f"the input stays the token embeddings; {per_distance} of each\n"
+            "# j - i is added to the scores, for the one head SelfAttention_v2 has",
+            bias="positions = torch.arange(len(first_ids))\n"
+            "relative = positions[None, :] - positions[:, None]  # [n, n]: j - i\n"
+            f"bias = {per_distance}(relative.flatten(), heads=1, seed=seed)"
+            ".reshape(relative.shape)\n",
+            options=", bias=bias",
+        ),
+        # no positional table (it biases the scores): the tab shows the learned and another
+        geometry=_LEARNED + _CONTRAST,
+        attention_scores=f"    if with_positions:  # {per_distance} of every head, by j - i\n"
+        "        relative = positions[None, :] - positions[:, None]  # [n, n]: j - i\n"
+        f"        bias = {per_distance}(relative.flatten(), heads=heads, seed=seed)\n"
+        "        attn_scores = attn_scores + bias.reshape(heads, *relative.shape)  # [H, n, n]\n",
+    )
+
+
+def scheme_code(spec: SchemeSpec) -> SchemeCode:
+    """``spec``'s lines in the script, by where it acts and the functions it has."""
+    if spec.adds_to_input:
+        return _added(spec)
+    if spec.rotation is not None:
+        return _rotated(spec, spec.rotation)
+    if spec.bias is not None:
+        return _biased(spec, spec.bias)
+    return SchemeCode(  # nothing anywhere
+        adds_to_input=False,
+        embed=f"    # {spec.label}: no position signal; attention is blind to word order\n"
+        + _NOTHING_ADDED,
+        compare=_compare(spec, "no position signal, the same computation again"),
+        geometry="# the positional table is all zeros, nothing to project\n" + _LEARNED,
+    )

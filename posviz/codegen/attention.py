@@ -4,13 +4,14 @@ and weights, and the shift test, as posviz's Attention tab shows them.
 The script makes the book's ``MultiHeadAttention`` (the class posviz trains with,
 :mod:`posviz.training.model`, copied into the script) after ``torch.manual_seed(789)`` and
 runs its forward pass up to the attention weights of head K, with the scheme's positions from
-posviz's own functions: ``rope_angles`` and ``rope_rotate``, ``score_bias`` (ALiBi's slopes,
-T5's buckets and seeded table), ``sinusoidal_encoding``. It leaves ``content_scores``,
+posviz's own functions, those of the scheme's specification (:mod:`posviz.schemes`): its
+rotation, its bias per distance (ALiBi's slopes, T5's buckets and seeded table), its formula's
+table. It leaves ``content_scores``,
 ``attn_scores``, ``attn_weights`` (the shown head, ``[n, n]``, NaN where masked),
 ``position_part``, and with a shift ``scores_change`` / ``weights_change`` or ``shift_error``.
 
 >>> from posviz.config import Settings
->>> 'score_bias("t5", positions' in attention_part(Settings(scheme="t5"))
+>>> "t5_per_distance(relative.flatten(), heads=heads" in attention_part(Settings(scheme="t5"))
 True
 """
 
@@ -21,6 +22,7 @@ from typing import Final
 from posviz.attention import ATTENTION_SEED
 from posviz.codegen._schemes import scheme_code
 from posviz.config import Settings
+from posviz.schemes import scheme
 
 BOOK_CH03_URL: Final = "https://github.com/rasbt/LLMs-from-scratch/tree/main/ch03"
 
@@ -87,7 +89,7 @@ def attention_part(settings: Settings) -> str:
     """The script's Attention part for ``settings`` (after the section 2.8 part): head
     ``settings.head`` of ``settings.heads`` at positions ``settings.shift`` on (see the
     module docstring)."""
-    code = scheme_code(settings.scheme)
+    code = scheme_code(scheme(settings.scheme))
     return _MULTI_HEAD.format(
         ch03=BOOK_CH03_URL,
         attention_seed=ATTENTION_SEED,

@@ -50,7 +50,7 @@ from posviz.config import GPT2_VOCAB_SIZE, Settings, SettingsError, check_heads
 from posviz.distance import cosine_by_distance, rope_score
 from posviz.geometry import abs_cosines, directions_90, principal_components
 from posviz.position_tables import rope_cos_sin
-from posviz.schemes import rope_angles, rope_rotate, score_bias, sinusoidal_encoding
+from posviz.schemes import SCHEMES, scheme
 from posviz.tokenizer import (
     ENCODER_JSON_SHA256,
     VOCAB_BPE_SHA256,
@@ -249,10 +249,6 @@ _DEFINITIONS: Final = """\
 _LIBRARY: Final[tuple[Item, ...]] = (
     gpt2_encoding,
     GPTDatasetV1,
-    sinusoidal_encoding,
-    rope_angles,
-    rope_rotate,
-    score_bias,
     book_attention_weights,
     self_attention,
     cosine,
@@ -263,14 +259,18 @@ _LIBRARY: Final[tuple[Item, ...]] = (
     cosine_by_distance,
     rope_score,
     rope_cos_sin,
+    # every scheme's functions: its formula's table, its rotation, its bias per distance
+    *(spec.table for spec in SCHEMES if spec.table is not None),
+    *(f for spec in SCHEMES if spec.rotation for f in (spec.rotation.angles, spec.rotation.rotate)),
+    *(spec.bias.per_distance for spec in SCHEMES if spec.bias is not None),
 )
 
 
 def called(script: str) -> tuple[Item, ...]:
     """The functions and classes of :data:`_LIBRARY` that ``script`` calls by name.
 
-    >>> [item.__name__ for item in called("x = rope_rotate(t, rope_angles(4, 8))")]
-    ['rope_angles', 'rope_rotate']
+    >>> [item.__name__ for item in called("c = cosine(sinusoidal_encoding(4, 8)[0], y)")]
+    ['cosine', 'sinusoidal_encoding']
     """
     names = {
         node.func.id
@@ -333,7 +333,7 @@ def _compare(settings: Settings, batch: Batch) -> str:
         compare_literal=text_literal(text),
         causal=settings.causal,
         attention_seed=ATTENTION_SEED,
-        positioned=scheme_code(settings.scheme).compare,
+        positioned=scheme_code(scheme(settings.scheme)).compare,
     )
 
 
@@ -408,7 +408,7 @@ def reproduction_script(
         + tables
         + _loader(batch)
         + _EMBED
-        + scheme_code(settings.scheme).embed
+        + scheme_code(scheme(settings.scheme)).embed
         + _FOOTER
         + body
     )

@@ -21,6 +21,7 @@ from posviz.config import GPT2_VOCAB_SIZE, Settings
 from posviz.distance import default_beyond
 from posviz.geometry import VOCAB_SAMPLE
 from posviz.position_tables import GPT2_POSITIONS
+from posviz.schemes import scheme
 from posviz.viewspec import CodeName
 
 CodeView = CodeName  # the views whose numbers the script reproduces (posviz.viewspec)
@@ -127,7 +128,7 @@ def shapes_part(settings: Settings, *, view: CodeView, beyond: int | None) -> st
     learned = _LEARNED_BESIDE_GPT2.format(vocab_size=GPT2_VOCAB_SIZE) if gpt2 else _LEARNED_INIT
     part = _TABLES.format(learned=learned)
     if view == "geometry":
-        tables = _GPT2_GEOMETRY if gpt2 else scheme_code(settings.scheme).geometry
+        tables = _GPT2_GEOMETRY if gpt2 else scheme_code(scheme(settings.scheme)).geometry
         part += _GEOMETRY.format(tables=tables)
         if gpt2:
             part += _COSINES.format(vocab_size=GPT2_VOCAB_SIZE, step=_SAMPLE_STEP)
