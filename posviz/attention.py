@@ -106,6 +106,7 @@ def self_attention(
     *,
     causal: bool = False,
     rope: bool = False,
+    angles: torch.Tensor | None = None,
     bias: torch.Tensor | None = None,
     dtype: torch.dtype = torch.float64,
 ) -> Attention:
@@ -113,8 +114,10 @@ def self_attention(
 
     ``causal``: mask the scores above the diagonal with ``-inf`` (token ``i`` attends to
     tokens ``0..i`` only), as GPT does. ``rope``: rotate the queries and keys of position ``p``
-    by ``p * theta`` (see :func:`posviz.schemes.rope_rotate`), as RoPE does; values and ``x``
-    are not rotated. ``bias`` ``[n, n]``: added to the scaled scores before the softmax, as
+    by ``p * theta`` (see :func:`posviz.schemes.rope_rotate`), as RoPE does, by ``angles``
+    ``[n, d_out]`` if given (a scheme's options: :attr:`posviz.schemes.Rotation.angles`), else
+    by :func:`posviz.schemes.rope_angles`; values and ``x`` are not rotated. ``bias``
+    ``[n, n]``: added to the scaled scores before the softmax, as
     ALiBi and T5 do (:func:`posviz.schemes.score_bias`).
     """
     if x.ndim != 2 or x.shape[1] != weights.d_in:
@@ -125,7 +128,8 @@ def self_attention(
     values = F.linear(x, weights.w_value.to(dtype))  # [n, d_out]
     n = x.shape[0]
     if rope:
-        angles = rope_angles(n, weights.d_out)  # [n, d_out]
+        if angles is None:
+            angles = rope_angles(n, weights.d_out)  # [n, d_out]
         queries, keys = rope_rotate(queries, angles), rope_rotate(keys, angles)
     attn_scores = queries @ keys.T / keys.shape[-1] ** 0.5  # [n, n], scaled
     if bias is not None:

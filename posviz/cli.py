@@ -52,7 +52,7 @@ import importlib.util
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -73,6 +73,7 @@ from posviz.config import (
     SettingsError,
     for_weights,
     validate,
+    with_options,
 )
 from posviz.distance import MAX_BEYOND, DistanceError, build_distance
 from posviz.embeddings import TorchFillError
@@ -96,6 +97,8 @@ from posviz.plots.heatmaps import (
 )
 from posviz.plots.training import COMPONENT_VIEWS, training_figure
 from posviz.plots.word_order import compare_figure
+from posviz.schemes import OPTIONS, OptionValue, SchemeOption
+from posviz.schemes import SCHEMES as SCHEME_SPECS
 from posviz.scores import AttentionError, build_attention
 from posviz.tokenizer import TokenizerDataError
 from posviz.training.codegen import training_script
@@ -175,6 +178,17 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help=f"positional scheme (default {default.scheme}; only learned with --weights gpt2)",
     )
+    for spec in SCHEME_SPECS:  # each scheme's own options: --rope-base ...
+        for declared in spec.options:
+            parser.add_argument(
+                declared.flag,
+                dest=declared.name,
+                type=_option_parser(declared),
+                default=None,
+                metavar=declared.name.rsplit("_", 1)[-1].upper(),
+                help=f"--scheme {spec.name}: {declared.help} ({declared.allowed}; default "
+                f"{declared.text(declared.default)})",
+            )
     parser.add_argument(
         "--weights",
         choices=WEIGHTS,
@@ -281,6 +295,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _option_parser(declared: SchemeOption) -> Callable[[str], OptionValue]:
+    """The type of a scheme option's flag: its value, or its message naming value and range."""
+
+    def parse(raw: str) -> OptionValue:
+        try:
+            return declared.parse(raw)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return parse
+
+
 def _fail(message: str) -> NoReturn:
     """A problem that is not a usage error: one line on stderr, exit status 1."""
     sys.stderr.write(f"{_PROG}: error: {message}\n")
@@ -313,8 +339,9 @@ def _settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> Sett
             if getattr(args, name) is not None
         },
     )
+    options = {name: getattr(args, name) for name in OPTIONS if getattr(args, name) is not None}
     try:
-        return validate(settings)
+        return validate(with_options(settings, **options))
     except SettingsError as error:
         parser.error(str(error))
 

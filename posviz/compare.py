@@ -30,9 +30,10 @@ from typing import Final, Literal
 import torch
 
 from posviz.attention import SAME_TOLERANCE, Attention, AttentionWeights, self_attention
-from posviz.config import SCORE_BIAS, Scheme, Settings
+from posviz.config import Scheme, Settings
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings, embed_window
-from posviz.schemes import score_bias
+from posviz.schemes import Options, default_options, score_bias
+from posviz.schemes import scheme as scheme_of
 from posviz.tokenizer import encode
 
 CompareStatus = Literal["permutation", "identical", "different_tokens", "empty", "too_long"]
@@ -153,10 +154,11 @@ def _summary(
     positions: bool,
     causal: bool,
     rope: bool,
+    angles: torch.Tensor | None = None,
     bias: torch.Tensor | None = None,
 ) -> OrderSummary:
-    attention_a = self_attention(x_a, weights, causal=causal, rope=rope, bias=bias)
-    attention_b = self_attention(x_b, weights, causal=causal, rope=rope, bias=bias)
+    attention_a = self_attention(x_a, weights, causal=causal, rope=rope, angles=angles, bias=bias)
+    attention_b = self_attention(x_b, weights, causal=causal, rope=rope, angles=angles, bias=bias)
     context_a, context_b = attention_a.context_vecs, attention_b.context_vecs  # [n, d_out]
     return OrderSummary(
         positions=positions,
@@ -177,11 +179,13 @@ def compare_order(
     weights: AttentionWeights,
     causal: bool = False,
     seed: int = Settings.seed,
+    options: Options | None = None,
 ) -> OrderComparison:
     """Compare two windows of at most ``context_length`` tokens each (see module docstring).
 
     ``weights`` must have ``d_in`` equal to the tables' ``emb_dim`` (``ValueError`` if not);
-    ``seed``: the view's, for T5's seeded bias table.
+    ``seed``: the view's, for T5's seeded bias table; ``options``: the scheme's (RoPE's base),
+    default their defaults.
     """
     ids_a, ids_b = tuple(token_ids_a), tuple(token_ids_b)
     if not ids_a or not ids_b:
@@ -192,8 +196,9 @@ def compare_order(
     if order is None:
         difference = token_difference(ids_a, ids_b)
         return OrderComparison("different_tokens", scheme, causal, ids_a, ids_b, None, difference)
-    a = embed_window(tables, ids_a, context_length=context_length, scheme=scheme)
-    b = embed_window(tables, ids_b, context_length=context_length, scheme=scheme)
+    options = {**default_options(), **(options or {})}
+    a = embed_window(tables, ids_a, context_length=context_length, scheme=scheme, options=options)
+    b = embed_window(tables, ids_b, context_length=context_length, scheme=scheme, options=options)
     without = _summary(
         a.token_embeddings,
         b.token_embeddings,
@@ -203,17 +208,27 @@ def compare_order(
         causal=causal,
         rope=False,
     )
-    bias = None
-    if scheme == "rope":  # RoPE rotates queries and keys inside attention, not the input
+    bias, angles = None, None
+    spec = scheme_of(scheme)
+    if spec.rotation is not None:  # RoPE rotates queries and keys inside attention, not the input
         x_a, x_b = a.token_embeddings, b.token_embeddings
-    elif scheme in SCORE_BIAS:  # ALiBi, T5: a bias on the scores of the one head
+        angles = spec.rotation.angles(len(ids_a), weights.d_out, options)  # [n, d_out]
+    elif spec.biases_scores:  # ALiBi, T5: a bias on the scores of the one head
         x_a, x_b = a.token_embeddings, b.token_embeddings
         positions = torch.arange(len(ids_a))
-        bias = score_bias(scheme, positions, positions, heads=1, seed=seed)[0]  # [n, n]
+        bias = score_bias(spec, positions, positions, heads=1, seed=seed)[0]  # [n, n]
     else:  # learned, sinusoidal: positions added; none: input == token embeddings
         x_a, x_b = a.input_embeddings, b.input_embeddings
     with_positions = _summary(
-        x_a, x_b, order, weights, positions=True, causal=causal, rope=scheme == "rope", bias=bias
+        x_a,
+        x_b,
+        order,
+        weights,
+        positions=True,
+        causal=causal,
+        rope=spec.rotates,
+        angles=angles,
+        bias=bias,
     )
     return OrderComparison(
         "identical" if ids_a == ids_b else "permutation",
@@ -239,6 +254,7 @@ def compare_with_text(
     weights: AttentionWeights,
     causal: bool = False,
     seed: int = Settings.seed,
+    options: Options | None = None,
 ) -> OrderComparison:
     """:func:`compare_order` for the window on screen and the first window (at most
     ``context_length`` tokens) of ``compare_text``; ``second_text_cut`` counts the rest."""
@@ -252,5 +268,6 @@ def compare_with_text(
         weights=weights,
         causal=causal,
         seed=seed,
+        options=options,
     )
     return replace(comparison, second_text_cut=max(len(second) - context_length, 0))

@@ -9,13 +9,26 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Final, Literal, get_args
+from typing import Final, Literal, NoReturn, get_args
 
-from posviz.schemes import SCHEME_NAMES, SchemeName
-from posviz.schemes import SCHEMES as SCHEME_SPECS
+from posviz.schemes import (
+    LEARNED,
+    OPTIONS,
+    SCHEME_NAMES,
+    OptionValue,
+    SchemeName,
+    SchemeSpec,
+    default_options,
+    scheme,
+)
+from posviz.schemes import (
+    SCHEMES as SCHEME_SPECS,
+)
 
 Scheme = SchemeName  # a scheme's name; everything about it: posviz.schemes.scheme(name)
 SCHEMES: Final[tuple[Scheme, ...]] = SCHEME_NAMES
+# Names for the code generator (posviz/codegen*.py) until its rewrite asks the specs; nothing
+# else reads these: ask the spec (``scheme(name).adds_to_input``, ``.biases_scores``).
 ADDS_TO_INPUT: Final = frozenset(s.name for s in SCHEME_SPECS if s.adds_to_input)
 SCORE_BIAS: Final = frozenset(s.name for s in SCHEME_SPECS if s.biases_scores)
 Weights = Literal["init", "gpt2"]  # the book's seeded random tables, or GPT-2 124M's trained
@@ -55,7 +68,7 @@ class Settings:
     seed: int = 123  # the book's torch.manual_seed(123)
     stride: int | None = None  # None: equal to context_length (no overlap), as in section 2.8
     window: int = 0  # which window of the batch [B, T] to show
-    scheme: Scheme = "learned"
+    scheme: Scheme = LEARNED.name  # posviz.schemes.scheme(name): everything about it
     # "gpt2": GPT-2 124M's trained wte/wpe (emb_dim 768, scheme learned, seed unused)
     weights: Weights = "init"
     # Compare mode (word order): a second text, compared with the window on screen through
@@ -70,11 +83,69 @@ class Settings:
     # The Training tab: a run of the book's GPT on The Verdict, at one of its kept steps.
     run: str = "small-init"  # URL ``run=``
     train_step: int = 1500  # URL: ``step=`` on the Training tab, else ``train_step=``
+    # The schemes' own options (posviz.schemes.OPTIONS, e.g. RoPE's base), those not at their
+    # default, by name: ``(("rope_base", 500000.0),)``. Each is its own link parameter and
+    # command-line flag; read one with :meth:`option`, set them with :func:`with_options`.
+    scheme_options: tuple[tuple[str, OptionValue], ...] = ()
+
+    def option(self, name: str) -> OptionValue:
+        """The value of the scheme option ``name`` (its default unless set).
+
+        >>> rope_base = with_options(Settings(), rope_base=5e5).option("rope_base")
+        >>> Settings().option("rope_base"), rope_base
+        (10000.0, 500000.0)
+        """
+        if name not in OPTIONS:
+            return _unknown_option(name)
+        return dict(self.scheme_options).get(name, OPTIONS[name].default)
+
+    def options(self) -> dict[str, OptionValue]:
+        """Every scheme option, by name: the ones set, the others at their defaults."""
+        return {**default_options(), **dict(self.scheme_options)}
 
     @property
     def effective_stride(self) -> int:
         """The stride in tokens: ``stride``, or ``context_length`` when it is ``None``."""
         return self.context_length if self.stride is None else self.stride
+
+
+def _unknown_option(name: str) -> NoReturn:
+    raise SettingsError(
+        f"no positional scheme has an option {name!r}; the options: {', '.join(OPTIONS)}"
+    )
+
+
+def with_options(settings: Settings, **values: OptionValue) -> Settings:
+    """``settings`` with the scheme options ``values`` set (not validated); an option set to
+    its default is dropped, so equal settings stay equal.
+
+    >>> with_options(Settings(), rope_base=10_000.0).scheme_options
+    ()
+    """
+    merged = {**dict(settings.scheme_options), **values}
+    kept = tuple(
+        sorted(
+            (name, value)
+            for name, value in merged.items()
+            if name not in OPTIONS or value != OPTIONS[name].default
+        )
+    )
+    return replace(settings, scheme_options=kept)
+
+
+def _check_options(settings: Settings) -> None:
+    """Each option set is one a scheme declares, with a value it takes."""
+    pairs = settings.scheme_options
+    if not isinstance(pairs, tuple) or not all(
+        isinstance(pair, tuple) and len(pair) == 2 for pair in pairs
+    ):
+        raise SettingsError(f"scheme_options must be (name, value) pairs, got {pairs!r}")
+    for name, value in pairs:
+        if name not in OPTIONS:
+            _unknown_option(name)
+        message = OPTIONS[name].check(value)
+        if message is not None:
+            raise SettingsError(message)
 
 
 def _check_int(name: str, value: object, low: int, high: int) -> int:
@@ -129,6 +200,7 @@ def validate(settings: Settings) -> Settings:
             f"small-init), got {settings.run!r}"
         )
     _check_int("train_step", settings.train_step, *TRAIN_STEP_RANGE)
+    _check_options(settings)
     if settings.weights not in WEIGHTS:
         raise SettingsError(f"weights must be init or gpt2, got {settings.weights!r}")
     if settings.weights == "gpt2" and settings.emb_dim != GPT2_EMB_DIM:
@@ -136,7 +208,7 @@ def validate(settings: Settings) -> Settings:
             f"with weights=gpt2, emb_dim is GPT-2's {GPT2_EMB_DIM} (its trained tables have "
             f"{GPT2_EMB_DIM} columns), got {settings.emb_dim}"
         )
-    if settings.weights == "gpt2" and settings.scheme != "learned":
+    if settings.weights == "gpt2" and not scheme(settings.scheme).learned:
         raise SettingsError(
             f"with weights=gpt2 the scheme is learned (GPT-2 learned its positional table), "
             f"got {settings.scheme}; the other schemes apply to weights=init"
@@ -155,15 +227,18 @@ def head_counts(emb_dim: int) -> tuple[int, ...]:
     return tuple(h for h in range(low, high + 1) if emb_dim % h == 0)
 
 
-def fitting_heads(emb_dim: int, scheme: Scheme) -> tuple[int, ...]:
-    """The numbers of heads ``scheme`` can split ``emb_dim`` into: :func:`head_counts`, and
-    with RoPE, which rotates pairs, only those of an even number of columns.
+def fitting_heads(emb_dim: int, positional: str | SchemeSpec) -> tuple[int, ...]:
+    """The numbers of heads the scheme ``positional`` can split ``emb_dim`` into:
+    :func:`head_counts`, and for one that rotates pairs (RoPE), only those of an even number
+    of columns.
 
     >>> fitting_heads(12, "alibi"), fitting_heads(12, "rope"), fitting_heads(7, "rope")
     ((1, 2, 3, 4, 6, 12), (1, 2, 3, 6), ())
     """
     choices = head_counts(emb_dim)
-    return tuple(h for h in choices if (emb_dim // h) % 2 == 0) if scheme == "rope" else choices
+    if not scheme(positional).rotates:
+        return choices
+    return tuple(h for h in choices if (emb_dim // h) % 2 == 0)
 
 
 def _or(numbers: tuple[int, ...] | list[int]) -> str:
@@ -196,7 +271,7 @@ got 5; choose one of them, or another emb_dim
             f"got {settings.head}; choose a head below {settings.heads} or more heads"
         )
     head_dim = settings.emb_dim // settings.heads
-    if settings.scheme == "rope" and head_dim % 2:
+    if scheme(settings.scheme).rotates and head_dim % 2:
         even = fitting_heads(settings.emb_dim, settings.scheme)
         fix = f"choose heads {_or(even)}" if even else "choose an even emb_dim"
         raise SettingsError(
@@ -224,7 +299,7 @@ the 4 heads; using 3')
     heads, head = settings.heads, settings.head
     if choices and heads not in choices:
         fitted = max((h for h in choices if h <= heads), default=choices[0])
-        rope = " with RoPE's even heads" if settings.scheme == "rope" else ""
+        rope = " with RoPE's even heads" if scheme(settings.scheme).rotates else ""
         notices.append(
             f"heads: {heads} does not divide emb_dim {settings.emb_dim} into equal heads{rope}; "
             f"using {fitted}"
@@ -258,7 +333,7 @@ def fit_emb_dim(settings: Settings) -> tuple[Settings, str | None]:
     if not fitting:
         return settings, None
     nearest = min(fitting, key=lambda d: (abs(d - emb_dim), -d))
-    even = " of an even size (RoPE rotates pairs)" if settings.scheme == "rope" else ""
+    even = " of an even size (RoPE rotates pairs)" if scheme(settings.scheme).rotates else ""
     return replace(settings, emb_dim=nearest), (
         f"emb_dim: {nearest}, not the default {emb_dim}, so that its {heads} heads divide d into "
         f"equal heads{even} (the link names no emb_dim)"
@@ -270,6 +345,11 @@ def with_changes(settings: Settings, **changes: object) -> Settings:
     return validate(replace(settings, **changes))  # type: ignore[arg-type]
 
 
+# The settings widgets' keys: the fields' names, and each scheme option's name for its own.
+_FIELD_KEYS: Final = tuple(f.name for f in fields(Settings) if f.name != "scheme_options")
+WIDGET_KEYS: Final = (*_FIELD_KEYS, *OPTIONS)
+
+
 def widget_values(settings: Settings) -> dict[str, object]:
     """The value of each settings widget (keyed by field name) that shows ``settings``; the
     stride widget shows the effective stride.
@@ -277,9 +357,9 @@ def widget_values(settings: Settings) -> dict[str, object]:
     >>> widget_values(Settings(context_length=8))["stride"]
     8
     """
-    values = {field.name: getattr(settings, field.name) for field in fields(Settings)}
+    values = {name: getattr(settings, name) for name in _FIELD_KEYS}
     values["stride"] = settings.effective_stride
-    return values
+    return {**values, **settings.options()}
 
 
 def settings_from_widgets(values: Mapping[str, object]) -> Settings:
@@ -289,10 +369,11 @@ def settings_from_widgets(values: Mapping[str, object]) -> Settings:
     >>> settings_from_widgets(widget_values(Settings())) == Settings()
     True
     """
-    changes = {field.name: values[field.name] for field in fields(Settings) if field.name in values}
+    changes = {name: values[name] for name in _FIELD_KEYS if name in values}
     if changes.get("stride") == changes.get("context_length", Settings.context_length):
         changes["stride"] = None
-    return Settings(**changes)  # type: ignore[arg-type]
+    options = {name: values[name] for name in OPTIONS if name in values}
+    return with_options(Settings(**changes), **options)  # type: ignore[arg-type]
 
 
 def for_weights(settings: Settings, weights: Weights) -> Settings:
@@ -303,5 +384,5 @@ def for_weights(settings: Settings, weights: Weights) -> Settings:
     768
     """
     if weights == "gpt2":
-        return replace(settings, weights=weights, emb_dim=GPT2_EMB_DIM, scheme="learned")
+        return replace(settings, weights=weights, emb_dim=GPT2_EMB_DIM, scheme=LEARNED.name)
     return replace(settings, weights=weights)

@@ -32,15 +32,15 @@ import torch
 from posviz.config import Settings
 from posviz.geometry import Memo, no_memo, per_table, tables_of
 from posviz.position_tables import (
+    GPT2_KIND,
     GPT2_POSITIONS,
     PositionalTable,
-    TableKind,
     gpt2_table,
     learned_table,
     past_the_end,
     sinusoidal_table,
 )
-from posviz.schemes import ROPE_BASE
+from posviz.schemes import LEARNED, ROPE, Options, SchemeSpec, default_options
 from posviz.similarity import unit_rows
 from posviz.view import TablesFor, View, seeded_tables
 
@@ -64,11 +64,17 @@ def default_beyond(context_length: int) -> int:
 class DistanceCurve:
     """Cosine similarity of positions ``i`` and ``i + k`` for one table, per distance ``k``."""
 
-    kind: TableKind
+    scheme: SchemeSpec
     label: str  # the scheme, as the chart's legend names it
     mean: torch.Tensor  # [P] float64: mean over i of cos(row i, row i + k)
     low: torch.Tensor  # [P] float64: the smallest of them
     high: torch.Tensor  # [P] float64: the largest
+    trained: bool = False  # GPT-2's trained table
+
+    @property
+    def kind(self) -> str:
+        """``"gpt2"`` for GPT-2's trained table, else the scheme's name."""
+        return GPT2_KIND if self.trained else self.scheme.name
 
     @property
     def nbytes(self) -> int:
@@ -117,20 +123,22 @@ def distance_curve(positional: PositionalTable) -> DistanceCurve:
     """Mean, smallest and largest ``cos(row i, row i + k)`` over ``i``, for ``k = 0 … P-1``
     (:func:`cosine_by_distance` of the table)."""
     mean, low, high = cosine_by_distance(positional.table)
-    return DistanceCurve(positional.kind, positional.label, mean, low, high)
+    return DistanceCurve(positional.scheme, positional.label, mean, low, high, positional.trained)
 
 
-def rope_score(token_embeddings: torch.Tensor, *, rows: int) -> torch.Tensor:
+def rope_score(token_embeddings: torch.Tensor, theta: torch.Tensor, *, rows: int) -> torch.Tensor:
     """RoPE's score per distance: the cosine of one token vector ``x`` rotated to position
     ``i`` and to position ``i + k``, averaged over the rows of ``token_embeddings`` ``[n, d]``,
     for ``k = 0 … rows-1``: ``[rows]`` float64.
 
     Rotations compose: ``(R_i x) · (R_{i+k} x) = x · R_k x = Σⱼ (x_j² + x_{j+d/2}²)·cos(k·θⱼ)``
     (plus ``x_last²`` for an odd d, never rotated), the same for every ``i``. So the score is
-    that sum for unit ``x``, in float64 with ``θⱼ = 10000^(-2j/d)``: it has no band. The tests
-    rotate the vectors to every pair of positions and compare.
+    that sum for unit ``x``, in float64 with RoPE's ``θⱼ`` (``theta`` ``[d/2]`` float64,
+    ``base^(-2j/d)``): it has no band. The tests rotate the vectors to every pair of positions
+    and compare.
 
-    >>> rope_score(torch.tensor([[1.0, 0.0]]), rows=2).tolist()
+    >>> theta = torch.tensor([1.0], dtype=torch.float64)
+    >>> rope_score(torch.tensor([[1.0, 0.0]]), theta, rows=2).tolist()
     [1.0, 0.5403023058681398]
     """
     emb_dim = token_embeddings.shape[1]
@@ -138,21 +146,26 @@ def rope_score(token_embeddings: torch.Tensor, *, rows: int) -> torch.Tensor:
     half = emb_dim // 2
     energy = unit.square().mean(dim=0)  # [d]: share of |x|^2 per dimension, mean over tokens
     pair_weights = energy[:half] + energy[half : 2 * half]  # [d/2]
-    theta = ROPE_BASE ** (-torch.arange(half, dtype=torch.float64) * 2 / (2 * half))  # [d/2]
     distances = torch.arange(rows, dtype=torch.float64)[:, None]  # [P, 1]
     score = torch.cos(distances * theta) @ pair_weights + energy[2 * half :].sum()  # [P]
     return score.clamp(-1.0, 1.0)
 
 
-def rope_curve(token_embeddings: torch.Tensor, *, rows: int) -> DistanceCurve:
-    """RoPE's curve: :func:`rope_score` of the window's token vectors, ``k = 0 … rows-1``,
-    the same for every ``i`` (its band has no width)."""
-    n = token_embeddings.shape[0]
+def rope_curve(
+    token_embeddings: torch.Tensor, *, rows: int, options: Options | None = None
+) -> DistanceCurve:
+    """RoPE's curve: :func:`rope_score` of the window's token vectors with RoPE's ``θⱼ`` (the
+    ``options``' base), ``k = 0 … rows-1``, the same for every ``i`` (its band has no width)."""
+    n, emb_dim = token_embeddings.shape
     if n == 0:
         raise DistanceError("RoPE's curve needs at least one token vector, got none")
-    score = rope_score(token_embeddings, rows=rows)
+    rotation = ROPE.rotation
+    if rotation is None:
+        raise DistanceError("RoPE's spec has no rotation")
+    theta = rotation.theta(emb_dim, {**default_options(), **(options or {})})  # [d/2] float64
+    score = rope_score(token_embeddings, theta, rows=rows)
     label = f"RoPE ({n} token vector{'s' if n > 1 else ''})"
-    return DistanceCurve("rope", label, score, score.clone(), score.clone())
+    return DistanceCurve(ROPE, label, score, score.clone(), score.clone())
 
 
 @dataclass(frozen=True)
@@ -160,10 +173,16 @@ class TableEnd:
     """How far one table goes: ``rows`` positions (``None``: a formula, any position) and,
     for a table that ends, what torch says when asked for the next one."""
 
-    kind: TableKind
+    scheme: SchemeSpec
     label: str
     rows: int | None
     error: str | None  # e.g. "IndexError: index out of range in self"
+    trained: bool = False  # GPT-2's trained table
+
+    @property
+    def kind(self) -> str:
+        """``"gpt2"`` for GPT-2's trained table, else the scheme's name."""
+        return GPT2_KIND if self.trained else self.scheme.name
 
 
 @dataclass(frozen=True, eq=False)
@@ -221,20 +240,22 @@ def build_distance(
     )
     formula_rows = rows + beyond  # sinusoidal and RoPE: any position
     sinusoidal = sinusoidal_table(rows=formula_rows, emb_dim=emb_dim)
-    rope = rope_curve(view.embeddings.token_embeddings, rows=formula_rows)
+    rope = rope_curve(
+        view.embeddings.token_embeddings, rows=formula_rows, options=settings.options()
+    )
     curves = [
         per_table(memo, "distance", learned, distance_curve),
         per_table(memo, "distance", sinusoidal, distance_curve),
         rope,
     ]
     ends = [
-        TableEnd("learned", learned.label, rows, past_the_end(learned.table)),
-        TableEnd("sinusoidal", sinusoidal.label, None, None),
-        TableEnd("rope", rope.label, None, None),
+        TableEnd(LEARNED, learned.label, rows, past_the_end(learned.table)),
+        TableEnd(sinusoidal.scheme, sinusoidal.label, None, None),
+        TableEnd(ROPE, rope.label, None, None),
     ]
     if settings.weights == "gpt2":  # rows past T up to its 1,024, then nothing
         gpt2 = gpt2_table(view_tables, rows=min(formula_rows, GPT2_POSITIONS))
         whole = view_tables.pos_embeddings(GPT2_POSITIONS)  # [1024, 768]: every row it has
         curves.append(per_table(memo, "distance", gpt2, distance_curve))
-        ends.append(TableEnd("gpt2", gpt2.label, GPT2_POSITIONS, past_the_end(whole)))
+        ends.append(TableEnd(LEARNED, gpt2.label, GPT2_POSITIONS, past_the_end(whole), True))
     return DistanceView(settings, beyond, tuple(curves), tuple(ends), len(view.token_ids))

@@ -128,7 +128,7 @@ def download_name(settings: Settings, extension: str) -> str:
     """
     parts = [f"T{settings.context_length}", f"d{settings.emb_dim}"]
     parts.append("gpt2" if settings.weights == "gpt2" else f"seed{settings.seed}")
-    if settings.scheme != "learned":
+    if settings.scheme != Settings.scheme:  # the default scheme is not named
         parts.append(settings.scheme)
     if settings.effective_stride != settings.context_length:
         parts.append(f"stride{settings.effective_stride}")

@@ -33,17 +33,17 @@ from typing import Final, Protocol, TypeVar
 
 import torch
 
-from posviz.config import SCORE_BIAS, Settings
+from posviz.config import Settings
 from posviz.pipeline import EmbeddingTables
 from posviz.position_tables import (
     PositionalTable,
     distinct,
+    formula_table,
     gpt2_table,
     learned_table,
-    rope_table,
     sinusoidal_table,
-    zeros_table,
 )
+from posviz.schemes import scheme
 from posviz.similarity import unit_rows
 from posviz.view import TablesFor, View, seeded_tables
 
@@ -266,21 +266,19 @@ def scheme_table(settings: Settings, tables: EmbeddingTables) -> PositionalTable
     rows, emb_dim = settings.context_length, settings.emb_dim
     if settings.weights == "gpt2":
         return gpt2_table(tables, rows=rows)
-    if settings.scheme in ("learned", *SCORE_BIAS):  # ALiBi and T5 have no positional table:
+    spec = scheme(settings.scheme)
+    if spec.learned or spec.biases_scores:  # ALiBi and T5 have no positional table:
         # the tab shows the learned one beside the sinusoidal one, and says so
         return learned_table(tables, seed=settings.seed, context_length=rows, emb_dim=emb_dim)
-    if settings.scheme == "sinusoidal":
-        return sinusoidal_table(rows=rows, emb_dim=emb_dim)
-    if settings.scheme == "rope":
-        return rope_table(rows=rows, emb_dim=emb_dim)
-    return zeros_table(rows=rows, emb_dim=emb_dim)
+    return formula_table(spec, rows=rows, emb_dim=emb_dim, options=settings.options())
 
 
 def contrast_table(settings: Settings, init_tables: TablesFor) -> PositionalTable:
     """The table shown beside the scheme's: the sinusoidal one beside the book's random
     init, the random init beside every other table (GPT-2's trained one included)."""
     rows, emb_dim = settings.context_length, settings.emb_dim
-    if settings.weights == "init" and settings.scheme in ("learned", *SCORE_BIAS):
+    spec = scheme(settings.scheme)
+    if settings.weights == "init" and (spec.learned or spec.biases_scores):
         return sinusoidal_table(rows=rows, emb_dim=emb_dim)
     init = init_tables(settings)
     return learned_table(init, seed=settings.seed, context_length=rows, emb_dim=emb_dim)

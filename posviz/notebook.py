@@ -26,7 +26,8 @@ import warnings
 
 import plotly.graph_objects as go
 
-from posviz.config import Settings, SettingsError
+from posviz.config import Settings, SettingsError, with_options
+from posviz.schemes import OPTIONS
 from posviz.viewspec import FIGURE_NAMES, Drawing, FigureName, UnknownViewError, renamed, view_named
 
 NotebookView = FigureName  # the views show() draws
@@ -41,11 +42,11 @@ def show(
 ) -> go.Figure:
     """The figure of ``view`` for ``text`` and ``settings`` (any other field of
     :class:`~posviz.config.Settings`: ``context_length``, ``emb_dim``, ``seed``, ``scheme``,
-    ``window``, ``compare_text``, ``heads``, ``head``, ``shift``, ``run``, ``train_step``...;
-    for ``view="distance"`` also ``beyond``, positions past the context length; for
-    ``view="training"`` also ``components``, ``"2d"`` or ``"3d"``), with the book's seeded
-    tables. An old spelling of a view (``"word_order"``) still works, with a
-    :class:`DeprecationWarning` naming the new one.
+    ``window``, ``compare_text``, ``heads``, ``head``, ``shift``, ``run``, ``train_step``...,
+    and a scheme's options by name, such as ``rope_base``; for ``view="distance"`` also
+    ``beyond``, positions past the context length; for ``view="training"`` also
+    ``components``, ``"2d"`` or ``"3d"``), with the book's seeded tables. An old spelling of a
+    view (``"word_order"``) still works, with a :class:`DeprecationWarning` naming the new one.
 
     Raises :class:`~posviz.config.SettingsError` for a value out of range, a view it does not
     draw, a window the text does not have, an empty text, and a Word-order view without a
@@ -65,4 +66,6 @@ def show(
     )
     if spec.figure is None:  # FIGURE_NAMES have one; for mypy
         raise SettingsError(f"view {view!r} draws no figure")
-    return spec.figure(Settings(text=text, **settings), drawing)  # type: ignore[arg-type]
+    options = {name: settings.pop(name) for name in OPTIONS if name in settings}  # rope_base...
+    chosen = with_options(Settings(text=text, **settings), **options)  # type: ignore[arg-type]
+    return spec.figure(chosen, drawing)

@@ -22,7 +22,8 @@ from typing import Protocol
 import torch
 
 from posviz.config import Scheme
-from posviz.schemes import apply_scheme
+from posviz.schemes import LEARNED, Options, apply_scheme
+from posviz.schemes import scheme as scheme_of
 from posviz.tokenizer import token_texts as texts_of
 
 
@@ -68,17 +69,20 @@ def embed_window(
     token_ids: Sequence[int],
     *,
     context_length: int,
-    scheme: Scheme = "learned",
+    scheme: Scheme = LEARNED.name,
+    options: Options | None = None,
 ) -> WindowEmbeddings:
     """The book's ``token_embedding_layer(inputs) + pos_embedding_layer(torch.arange(n))``
-    for one window of ``n <= context_length`` tokens (for ``learned``; see ``schemes``)."""
+    for one window of ``n <= context_length`` tokens (for ``learned``; see ``schemes``), the
+    scheme's ``options`` (default: their defaults) where it has any."""
     ids = tuple(token_ids)
     if len(ids) > context_length:
         raise ValueError(f"a window holds at most {context_length} tokens, got {len(ids)}")
     token_embeddings = tables.token_embeddings(ids)  # [n, d]
     # rows 0..n-1 of the [T, d] positional table: [n, d]
-    learned = tables.pos_embeddings(context_length)[: len(ids)] if scheme == "learned" else None
-    positioned = apply_scheme(scheme, token_embeddings, learned)
+    spec = scheme_of(scheme)
+    learned = tables.pos_embeddings(context_length)[: len(ids)] if spec.learned else None
+    positioned = apply_scheme(spec, token_embeddings, learned, options)
     return WindowEmbeddings(
         token_ids=ids,
         token_texts=texts_of(ids),

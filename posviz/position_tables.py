@@ -28,31 +28,38 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
 import torch
 
 from posviz.config import CONTEXT_LENGTH_RANGE
 from posviz.gpt2.store import Gpt2Embeddings
 from posviz.pipeline import EmbeddingTables
-from posviz.schemes import rope_angles, sinusoidal_encoding
+from posviz.schemes import LEARNED, NONE, ROPE, SINUSOIDAL, Options, SchemeSpec, default_options
 
-TableKind = Literal["learned", "gpt2", "sinusoidal", "rope", "none"]
 GPT2_POSITIONS: Final = CONTEXT_LENGTH_RANGE[1]  # wpe.weight has 1,024 rows, nothing beyond
+GPT2_KIND: Final = "gpt2"  # the kind of GPT-2's trained table (a learned one)
 
 
 @dataclass(frozen=True, eq=False)
 class PositionalTable:
-    """One positional table: what it is (``kind``, ``label``) and its rows.
+    """One positional table: what it is (its ``scheme``, ``trained`` for GPT-2's trained
+    table, ``label``) and its rows.
 
     ``key`` names everything its numbers depend on, so a caller may cache what is computed
     from it (``None``: do not cache, e.g. a table made from the window's tokens).
     """
 
-    kind: TableKind
+    scheme: SchemeSpec
     label: str  # the scheme, as the figures' legends and the lesson name it
     table: torch.Tensor  # [rows, d] float32, row p = position p
     key: tuple[object, ...] | None
+    trained: bool = False  # GPT-2's trained table (else the book's init, or a formula)
+
+    @property
+    def kind(self) -> str:
+        """``"gpt2"`` for GPT-2's trained table, else the scheme's name."""
+        return GPT2_KIND if self.trained else self.scheme.name
 
     @property
     def rows(self) -> int:
@@ -71,13 +78,10 @@ def learned_label(seed: int) -> str:
     >>> learned_label(123)
     'learned, random init (seed 123)'
     """
-    return f"learned, random init (seed {seed})"
+    return f"{LEARNED.table_label} (seed {seed})"
 
 
 GPT2_LABEL: Final = "learned, GPT-2 124M trained"
-SINUSOIDAL_LABEL: Final = "sinusoidal (formula)"
-ROPE_LABEL: Final = "RoPE (cos/sin of its angles)"
-NONE_LABEL: Final = "none (all zeros)"
 
 
 def learned_table(
@@ -85,10 +89,10 @@ def learned_table(
 ) -> PositionalTable:
     """``pos_embedding_layer.weight`` of the book's seeded tables: ``[context_length, d]``."""
     return PositionalTable(
-        "learned",
+        LEARNED,
         learned_label(seed),
         tables.pos_embeddings(context_length),
-        ("learned", seed, emb_dim, context_length),
+        (LEARNED.name, seed, emb_dim, context_length),
     )
 
 
@@ -98,47 +102,69 @@ def gpt2_table(tables: EmbeddingTables, *, rows: int) -> PositionalTable:
     others have none (not cacheable)."""
     commit = tables.commit if isinstance(tables, Gpt2Embeddings) else None
     return PositionalTable(
-        "gpt2",
+        LEARNED,
         GPT2_LABEL,
         tables.pos_embeddings(rows),
-        None if commit is None else ("gpt2", commit, rows),
+        None if commit is None else (GPT2_KIND, commit, rows),
+        trained=True,
     )
+
+
+def cos_sin_table(angles: torch.Tensor) -> torch.Tensor:
+    """Where a rotation by ``angles`` ``[rows, d]`` (a scheme's, e.g. RoPE's) carries ``(1, 0)``
+    in every pair ``(j, j + d/2)``: row ``p`` = ``cos(p·θⱼ) | sin(p·θⱼ)``, an odd last
+    dimension 1 (never rotated); ``[rows, d]`` float32.
+
+    >>> cos_sin_table(torch.tensor([[0.0, 0.0, 0.0], [1.0, 1.0, 0.0]]))
+    tensor([[1.0000, 0.0000, 1.0000],
+            [0.5403, 0.8415, 1.0000]])
+    """
+    rows, emb_dim = angles.shape
+    half = emb_dim // 2
+    half_angles = angles[:, :half].double()  # [rows, d/2], p * theta_j
+    parts = [torch.cos(half_angles), torch.sin(half_angles), torch.ones(rows, emb_dim % 2).double()]
+    return torch.cat(parts, dim=1).to(torch.float32)  # [rows, d]
+
+
+def formula_table(
+    scheme: SchemeSpec, *, rows: int, emb_dim: int, options: Options | None = None
+) -> PositionalTable:
+    """The table of a scheme that needs no lookup, positions ``0..rows-1`` (any number of
+    rows): its formula's (sinusoidal), where a rotation carries ``(1, 0)`` in every pair
+    (RoPE: row ``p`` = ``cos(p·θⱼ) | sin(p·θⱼ)``, an odd last dimension 1), or zeros for a
+    scheme that puts no position anywhere. ``ValueError`` for a learned table or a bias.
+
+    >>> formula_table(NONE, rows=2, emb_dim=3).table
+    tensor([[0., 0., 0.],
+            [0., 0., 0.]])
+    """
+    options = {**default_options(), **(options or {})}
+    own = tuple((declared.name, options[declared.name]) for declared in scheme.options)
+    key: tuple[object, ...] = (scheme.name, rows, emb_dim, *own)
+    if scheme.table is not None:
+        return PositionalTable(scheme, scheme.table_label, scheme.table(rows, emb_dim), key)
+    if scheme.rotation is not None:
+        table = cos_sin_table(scheme.rotation.angles(rows, emb_dim, options))  # [rows, d]
+        return PositionalTable(scheme, scheme.table_label, table, key)
+    if scheme.positionless:
+        return PositionalTable(scheme, scheme.table_label, torch.zeros(rows, emb_dim), key)
+    raise ValueError(f"the {scheme.name} scheme has no table made by a formula")
 
 
 def sinusoidal_table(*, rows: int, emb_dim: int) -> PositionalTable:
     """The sinusoidal encoding of positions ``0..rows-1`` (any number of rows)."""
-    return PositionalTable(
-        "sinusoidal",
-        SINUSOIDAL_LABEL,
-        sinusoidal_encoding(rows, emb_dim),
-        ("sinusoidal", rows, emb_dim),
-    )
+    return formula_table(SINUSOIDAL, rows=rows, emb_dim=emb_dim)
 
 
-def rope_cos_sin(rows: int, emb_dim: int) -> torch.Tensor:
+def rope_table(*, rows: int, emb_dim: int, options: Options | None = None) -> PositionalTable:
     """Where RoPE carries ``(1, 0)`` in every pair: row ``p`` = ``cos(p·θⱼ) | sin(p·θⱼ)``
-    with the angles of :func:`~posviz.schemes.rope_angles` (an odd last dimension: 1),
-    ``[rows, emb_dim]`` float32.
-
-    >>> rope_cos_sin(2, 3)
-    tensor([[1.0000, 0.0000, 1.0000],
-            [0.5403, 0.8415, 1.0000]])
-    """
-    half = emb_dim // 2
-    angles = rope_angles(rows, emb_dim)[:, :half].double()  # [rows, d/2], p * theta_j
-    parts = [torch.cos(angles), torch.sin(angles), torch.ones(rows, emb_dim % 2).double()]
-    return torch.cat(parts, dim=1).to(torch.float32)  # [rows, d]
-
-
-def rope_table(*, rows: int, emb_dim: int) -> PositionalTable:
-    """RoPE's table, :func:`rope_cos_sin`, for the Geometry view."""
-    table = rope_cos_sin(rows, emb_dim)  # [rows, d]
-    return PositionalTable("rope", ROPE_LABEL, table, ("rope", rows, emb_dim))
+    with the angles of :func:`~posviz.schemes.rope_angles` (an odd last dimension: 1)."""
+    return formula_table(ROPE, rows=rows, emb_dim=emb_dim, options=options)
 
 
 def zeros_table(*, rows: int, emb_dim: int) -> PositionalTable:
     """The ``none`` scheme: no positional signal, every row zero."""
-    return PositionalTable("none", NONE_LABEL, torch.zeros(rows, emb_dim), ("none", rows, emb_dim))
+    return formula_table(NONE, rows=rows, emb_dim=emb_dim)
 
 
 def past_the_end(weight: torch.Tensor) -> str:

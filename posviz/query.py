@@ -57,8 +57,10 @@ from posviz.config import (
     Settings,
     fit_emb_dim,
     for_weights,
+    with_options,
 )
 from posviz.lesson.lecture import SLIDES
+from posviz.schemes import OPTIONS, OptionValue
 
 MAX_TEXT_IN_URL: Final = 2_000  # longer texts are not put in links (browsers cut long URLs)
 _INT_RANGES: Final = {
@@ -89,7 +91,11 @@ TABS: Final = (
     "code",
     "download",
 )
-_KNOWN_KEYS: Final = frozenset(_URL_KEYS.get(f.name, f.name) for f in fields(Settings)) | {
+# The schemes' options (posviz.schemes.OPTIONS) are link parameters by their own names.
+_OPTIONS_FIELD: Final = "scheme_options"
+_FIELDS: Final = tuple(f.name for f in fields(Settings) if f.name != _OPTIONS_FIELD)
+_KNOWN_KEYS: Final = frozenset(_URL_KEYS.get(name, name) for name in _FIELDS) | {
+    *OPTIONS,
     "lecture",
     "step",
     "tab",
@@ -170,6 +176,7 @@ def settings_from_query(
     """Settings from query parameters, and one notice per value that was not used."""
     settings = base or Settings()
     changes: dict[str, object] = {}
+    options: dict[str, OptionValue] = {}
     notices: list[str] = []
     for key, value in params.items():
         raw = _one(value)
@@ -205,6 +212,11 @@ def settings_from_query(
                     f"{key}: {raw[:40]!r} is not one of {', '.join(_CHOICES[key])}; "
                     f"using {getattr(settings, key)}"
                 )
+        elif key in OPTIONS:
+            try:
+                options[key] = OPTIONS[key].parse(raw[:40])
+            except ValueError as error:
+                notices.append(f"{key}: {error}; using {OPTIONS[key].text(settings.option(key))}")
         elif key in _INT_RANGES:
             current = getattr(settings, key)
             number, notice = _parse_int(key, raw, "auto" if current is None else current)
@@ -214,7 +226,7 @@ def settings_from_query(
                 changes[key] = number
         if not isinstance(value, str) and len(value) > 1 and key in _KNOWN_KEYS:
             notices.append(f"{key}: given {len(value)} times; using the last")
-    settings = replace(settings, **changes)  # type: ignore[arg-type]
+    settings = with_options(replace(settings, **changes), **options)  # type: ignore[arg-type]
     if settings.weights == "gpt2":
         fixed = for_weights(settings, "gpt2")
         if "emb_dim" in changes and settings.emb_dim != fixed.emb_dim:
@@ -312,15 +324,17 @@ def query_from_settings(
     default = Settings()
     params: dict[str, str] = {}
     implied = {"emb_dim", "scheme"} if settings.weights == "gpt2" else set()  # for_weights
-    for field in fields(Settings):
-        value = getattr(settings, field.name)
-        if value == getattr(default, field.name) or value is None or field.name in implied:
+    for name in _FIELDS:
+        value = getattr(settings, name)
+        if value == getattr(default, name) or value is None or name in implied:
             continue
-        if field.name in _OMITTED and len(str(value)) > MAX_TEXT_IN_URL:
-            params[_OMITTED[field.name]] = "1"
+        if name in _OMITTED and len(str(value)) > MAX_TEXT_IN_URL:
+            params[_OMITTED[name]] = "1"
             continue
-        key = _URL_KEYS.get(field.name, field.name)
+        key = _URL_KEYS.get(name, name)
         params[key] = ("1" if value else "0") if isinstance(value, bool) else str(value)
+    for name, value in settings.scheme_options:  # those not at their default
+        params[name] = OPTIONS[name].text(value)
     if lecture:
         params["lecture"] = "1"
         if step is not None:

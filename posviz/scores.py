@@ -52,18 +52,10 @@ from typing import Final
 import torch
 
 from posviz.attention import AttentionWeights
-from posviz.config import ADDS_TO_INPUT, SCORE_BIAS, Settings, check_heads
+from posviz.config import Settings, check_heads
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings
 from posviz.position_tables import GPT2_POSITIONS, past_the_end
-from posviz.schemes import (
-    T5_MAX_DISTANCE,
-    alibi_slopes,
-    rope_angles,
-    rope_rotate,
-    score_bias,
-    sinusoidal_encoding,
-    t5_bias_table,
-)
+from posviz.schemes import T5_MAX_DISTANCE, scheme, score_bias
 from posviz.view import AttentionFor, TablesFor, View, book_attention, seeded_tables
 
 # A shift that changes no score by more than this leaves the scores "unchanged": RoPE's float32
@@ -248,8 +240,9 @@ def _moved_input(
     token + position, the float32 sum, as §2.8), or torch's error for a learned table that
     ends before them."""
     n, start = len(window.token_ids), settings.shift
-    if settings.scheme == "sinusoidal":  # a formula: any position
-        return window.token_embeddings + sinusoidal_encoding(start + n, settings.emb_dim)[start:]
+    formula = scheme(settings.scheme).table
+    if formula is not None:  # a formula (sinusoidal): any position
+        return window.token_embeddings + formula(start + n, settings.emb_dim)[start:]
     table = tables.pos_embeddings(table_rows(settings))  # [rows, d]
     if start + n > table.shape[0]:
         return past_the_end(table)
@@ -275,11 +268,11 @@ def _raw_scores(
     One float64 product projects every input the view needs (token rows, and for the added
     schemes the input rows at both places) on ``W_query`` and ``W_key`` of the head; one batched
     product gives all score matrices."""
-    n, shift, scheme = len(window.token_ids), settings.shift, settings.scheme
+    n, shift, spec = len(window.token_ids), settings.shift, scheme(settings.scheme)
     head_dim = settings.emb_dim // settings.heads
     inputs = [window.token_embeddings]  # [n, d] float32 each
     moved: torch.Tensor | str | None = None
-    if scheme in ADDS_TO_INPUT:
+    if spec.adds_to_input:
         inputs.append(window.input_embeddings)  # positions 0 ... n-1
         if shift:
             moved = _moved_input(settings, window, tables)
@@ -288,22 +281,23 @@ def _raw_scores(
     projected = torch.cat(inputs).double() @ _head_weights(weights, settings).T  # [k n, 2 dh]
     queries = projected[:, :head_dim].reshape(len(inputs), n, head_dim)  # [k, n, dh]
     keys = projected[:, head_dim:].reshape(len(inputs), n, head_dim)
-    if scheme == "rope":  # llama3.py's rotation with its float32 angles, at both places
-        angles = rope_angles(shift + n, head_dim)  # [shift + n, dh]
+    rotation = spec.rotation
+    if rotation is not None:  # llama3.py's rotation with its float32 angles, at both places
+        angles = rotation.angles(shift + n, head_dim, settings.options())  # [shift + n, dh]
         places = [angles[:n], *([angles[shift:]] if shift else [])]
-        queries = torch.stack([queries[0], *(rope_rotate(queries[0], a) for a in places)])
-        keys = torch.stack([keys[0], *(rope_rotate(keys[0], a) for a in places)])
+        queries = torch.stack([queries[0], *(rotation.rotate(queries[0], a) for a in places)])
+        keys = torch.stack([keys[0], *(rotation.rotate(keys[0], a) for a in places)])
     scores = queries @ keys.transpose(1, 2) / head_dim**0.5  # [k, n, n]
     content = scores[0]
-    if scheme in ADDS_TO_INPUT or scheme == "rope":
+    if spec.adds_to_input or rotation is not None:
         base = scores[1]
         if shift and not isinstance(moved, str):
             moved = scores[2]
         return content, base, moved
-    if scheme in SCORE_BIAS:
+    if spec.biases_scores:
         heads, seed = settings.heads, settings.seed
         bias = [
-            score_bias(scheme, p, p, heads=heads, seed=seed, head=settings.head)[0]  # [n, n]
+            score_bias(spec, p, p, heads=heads, seed=seed, head=settings.head)[0]  # [n, n]
             for p in (torch.arange(n), torch.arange(shift, shift + n))
         ]
         return content, content + bias[0], content + bias[1] if shift else None
@@ -397,11 +391,14 @@ def build_attention(
             _largest_change(moved, base, causal),
             _largest_change(moved_weights, base_weights, causal),
         )
-    scheme = settings.scheme
+    score_biased = scheme(settings.scheme).bias
     bias = (
         formula_bias(settings)
-        if scheme in SCORE_BIAS
+        if score_biased is not None
         else measured_bias(shown.raw_scores - shown.raw_content, settings.head)
+    )
+    slopes, bias_table = (
+        (None, None) if score_biased is None else (score_biased.slopes, score_biased.table)
     )
     return AttentionView(
         settings,
@@ -410,6 +407,6 @@ def build_attention(
         shown,
         test,
         bias,
-        alibi_slopes(settings.heads) if scheme == "alibi" else (),
-        t5_bias_table(seed=settings.seed, heads=settings.heads) if scheme == "t5" else None,
+        () if slopes is None else slopes(settings.heads),
+        None if bias_table is None else bias_table(seed=settings.seed, heads=settings.heads),
     )

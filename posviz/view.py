@@ -127,6 +127,7 @@ def build_view(
         batch.window_token_ids(settings.window),
         context_length=settings.context_length,
         scheme=settings.scheme,
+        options=settings.options(),
     )
     return View(settings, batch, embeddings, tuple(notices))
 
@@ -151,4 +152,5 @@ def build_word_order(
         weights=attention(settings.emb_dim),
         causal=settings.causal,
         seed=settings.seed,
+        options=settings.options(),
     )

@@ -27,9 +27,9 @@ from posviz.lesson.gpt2 import (
     WEIGHTS_HELP,
     WEIGHTS_LABELS,
 )
-from posviz.lesson.schemes import SCHEME_LABELS
 from posviz.presets import PRESETS, matching_preset
 from posviz.query import text_fits_in_link
+from posviz.schemes import SCHEME_NAMES, scheme
 from posviz_app import state
 
 CUSTOM: Final = "Your own text"
@@ -65,11 +65,12 @@ def sidebar(*, lecture: bool) -> Settings:
             st.caption(TRAINED_FIXES)
         st.selectbox(
             "Positional scheme",
-            list(SCHEME_LABELS),
-            format_func=SCHEME_LABELS.__getitem__,
+            SCHEME_NAMES,
+            format_func=lambda name: scheme(name).label,
             key=state.SCHEME,
             **fixed_by_gpt2(trained, SCHEME_FIXED),
         )
+        scheme_options(str(state.get(state.SCHEME, Settings.scheme)), trained=trained)
         text_box(
             state.TEXT,
             "Text",
@@ -108,6 +109,43 @@ def sidebar(*, lecture: bool) -> Settings:
             "Next / Back: the buttons, PageDown / PageUp or → / ← (a presentation clicker).",
         )
     return state.settings()
+
+
+def scheme_options(name: str, *, trained: bool) -> None:
+    """A widget for each option of the scheme ``name`` (RoPE's base ...), drawn from its spec
+    under the option's own name; each keeps its value while another scheme is shown."""
+    for declared in scheme(name).options:
+        if declared.kind == "choice":
+            st.selectbox(
+                declared.label,
+                declared.choices,
+                key=declared.name,
+                help=declared.help,
+                disabled=trained,
+                persist_state="session",
+            )
+        elif declared.kind == "int":
+            st.number_input(
+                declared.label,
+                min_value=None if declared.low is None else int(declared.low),
+                max_value=None if declared.high is None else int(declared.high),
+                step=1,
+                key=declared.name,
+                help=declared.help,
+                disabled=trained,
+                persist_state="session",
+            )
+        else:
+            st.number_input(
+                declared.label,
+                min_value=declared.low,
+                max_value=declared.high,
+                format="%g",
+                key=declared.name,
+                help=declared.help,
+                disabled=trained,
+                persist_state="session",
+            )
 
 
 def example_menu() -> None:

@@ -29,7 +29,7 @@ exception, where every run sends its widgets' values: :func:`send_sidebar_values
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any, Final, Literal, TypeGuard
 
@@ -38,6 +38,7 @@ import streamlit as st
 from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT
 from posviz.config import (
     MAX_TEXT_CHARS,
+    WIDGET_KEYS,
     Settings,
     SettingsError,
     for_weights,
@@ -51,8 +52,9 @@ from posviz.tokenizer import TokenizerDataError
 from posviz.view import batch_for
 
 # --- the keys ------------------------------------------------------------------------------
-# Settings widgets: the Settings field names (posviz.config.widget_values).
-SETTINGS_KEYS: Final = tuple(field.name for field in fields(Settings))
+# Settings widgets: the Settings field names, and each scheme option's name
+# (posviz.config.widget_values).
+SETTINGS_KEYS: Final = WIDGET_KEYS
 TEXT: Final = "text"
 COMPARE_TEXT: Final = "compare_text"
 CONTEXT_LENGTH: Final = "context_length"

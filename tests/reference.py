@@ -249,19 +249,27 @@ def compute_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch
     return x_rotated.to(dtype=x.dtype)
 
 
-def book_rope(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def book_rope(x: torch.Tensor, theta_base: float = 10_000) -> tuple[torch.Tensor, torch.Tensor]:
     """``cos`` of the angles and the rows of ``x`` ``[n, d]`` rotated by their position, with
     the notebook's functions. For an odd ``d`` the last dimension is not rotated (cos = 1)."""
     n, d = x.shape
     even = d - d % 2
-    cos, sin = precompute_rope_params(even, context_length=n) if even else (x[:, :0],) * 2
+    cos, sin = (
+        precompute_rope_params(even, theta_base, context_length=n) if even else (x[:, :0],) * 2
+    )
     rotated = compute_rope(x[None, None, :, :even], cos, sin)[0, 0] if even else x[:, :0]
     rest = x[:, even:]
     return torch.cat([cos, torch.ones_like(rest)], dim=1), torch.cat([rotated, rest], dim=1)
 
 
 def book_window(
-    scheme: str, *, seed: int, emb_dim: int, context_length: int, token_ids: Sequence[int]
+    scheme: str,
+    *,
+    seed: int,
+    emb_dim: int,
+    context_length: int,
+    token_ids: Sequence[int],
+    theta_base: float = 10_000,
 ) -> list[torch.Tensor]:
     """``[token, position signal, input]`` embeddings of one window, each ``[n, d]`` float32."""
     token_table, pos_table = book_tables(seed, emb_dim, context_length)
@@ -276,7 +284,7 @@ def book_window(
     if scheme in ("none", "alibi", "t5"):  # ALiBi and T5 add nothing to the input
         return [token_embeddings, torch.zeros(n, emb_dim), token_embeddings]
     if scheme == "rope":
-        cos, rotated = book_rope(token_embeddings)
+        cos, rotated = book_rope(token_embeddings, theta_base)
         return [token_embeddings, cos, rotated]
     raise ValueError(f"unknown scheme {scheme!r}")
 
@@ -321,15 +329,17 @@ def cosines_by_distance(table: np.ndarray | torch.Tensor) -> tuple[np.ndarray, .
     return tuple(np.array([f(d) for d in diagonals]) for f in (np.mean, np.min, np.max))
 
 
-def rope_scores(token_vectors: np.ndarray | torch.Tensor, num_positions: int) -> np.ndarray:
+def rope_scores(
+    token_vectors: np.ndarray | torch.Tensor, num_positions: int, theta_base: float = 10000.0
+) -> np.ndarray:
     """``[P, P]``: the cosine of one token vector rotated to position ``i`` and to position
     ``j``, averaged over the rows of ``token_vectors`` ``[n, d]``. Each pair of dimensions
     ``(m, m + d/2)`` is the complex number ``x_m + i·x_{m+d/2}``, rotated by
-    ``exp(i·p·θ_m)`` with ``θ_m = 10000^(-2m/(2·(d//2)))``; an odd last dimension is not
-    rotated."""
+    ``exp(i·p·θ_m)`` with ``θ_m = base^(-2m/(2·(d//2)))`` (``theta_base``, 10,000 unless
+    given); an odd last dimension is not rotated."""
     x = np.asarray(token_vectors, dtype=np.float64)
     half = x.shape[1] // 2
-    theta = 10000.0 ** (-2 * np.arange(half) / (2 * half))
+    theta = theta_base ** (-2 * np.arange(half) / (2 * half))
     turns = np.exp(1j * np.arange(num_positions)[:, None] * theta[None, :])  # [P, d/2]
     scores = np.zeros((num_positions, num_positions))
     for row in x / np.linalg.norm(x, axis=1, keepdims=True):
@@ -339,11 +349,11 @@ def rope_scores(token_vectors: np.ndarray | torch.Tensor, num_positions: int) ->
     return scores / len(x)
 
 
-def rope_cos_sin(num_positions: int, emb_dim: int) -> torch.Tensor:
+def rope_cos_sin(num_positions: int, emb_dim: int, theta_base: float = 10_000) -> torch.Tensor:
     """``[P, d]``: ``cos(p·θⱼ)`` for the ``d // 2`` pairs, then ``sin(p·θⱼ)``, then 1 for an odd
     last dimension, with the notebook's ``precompute_rope_params`` (float32)."""
     even = emb_dim - emb_dim % 2
-    cos, sin = precompute_rope_params(even, context_length=num_positions)
+    cos, sin = precompute_rope_params(even, theta_base, context_length=num_positions)
     half = even // 2
     ones = torch.ones(num_positions, emb_dim % 2)
     return torch.cat([cos[:, :half], sin[:, :half], ones], dim=1)
@@ -737,6 +747,7 @@ def book_head_attention(
     num_heads: int,
     head: int,
     start: int = 0,
+    theta_base: float = 10_000,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Head ``head``'s scaled scores and attention weights (``[n, n]`` float64, causal) for the
     window at positions ``start … start+n−1``, the book's way: ``MultiHeadAttention.forward``'s
@@ -763,7 +774,7 @@ def book_head_attention(
         queries = module.W_query(x).view(b, num_tokens, module.num_heads, module.head_dim)
         keys, queries = keys.transpose(1, 2), queries.transpose(1, 2)  # [1, H, n, dh]
         if scheme == "rope":
-            cos, sin = compute_rope_params(module.head_dim, context_length=start + n)
+            cos, sin = compute_rope_params(module.head_dim, theta_base, context_length=start + n)
             keys = apply_rope(keys, cos[start:], sin[start:])
             queries = apply_rope(queries, cos[start:], sin[start:])
         attn_scores = queries @ keys.transpose(2, 3) / keys.shape[-1] ** 0.5  # [1, H, n, n]

@@ -26,12 +26,13 @@ from posviz.attention import book_attention_weights
 from posviz.batching import make_batch
 from posviz.codegen import BOOK_CH02_URL, reproduction_script, text_literal
 from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, compare_order
-from posviz.config import SCHEMES, Settings, SettingsError, for_weights
+from posviz.config import SCHEMES, Settings, SettingsError, for_weights, with_options
 from posviz.embeddings import SeededEmbeddings
 from posviz.geometry import principal_components
 from posviz.gpt2.store import Gpt2Store
 from posviz.pipeline import WindowEmbeddings
 from posviz.presets import PRESETS, VERDICT_OPENING
+from posviz.scores import build_attention
 from posviz.tokenizer import encode
 from posviz.training.data import GPTDatasetV1
 from posviz.view import build_view
@@ -447,3 +448,30 @@ def test_gpt2_geometry_and_distance_scripts_read_the_same_tensors(
     assert torch.allclose(curves[3].low, smallest, atol=2e-6)
     assert distance["gpt2_past_the_end"] == "IndexError: index out of range in self"
     assert "position 1024 of GPT-2's wpe: IndexError" in stdout
+
+
+@pytest.mark.slow
+def test_scripts_use_the_schemes_options(tmp_path: Path) -> None:
+    """RoPE with base 500,000: the script's matrices, Distance curve and attention scores are
+    posviz's for that base, not for the default one."""
+    settings = with_options(
+        Settings(text=VERDICT_OPENING, scheme="rope", context_length=8, emb_dim=16, heads=2),
+        rope_base=500_000.0,
+    )
+    assert "options = {'rope_base': 500000.0}" in reproduction_script(settings)
+    scripts = [
+        reproduction_script(settings),
+        reproduction_script(settings, view="distance", beyond=2),
+        reproduction_script(settings, view="attention"),
+    ]
+    (embedded, distance, attention), _ = run_scripts_saved(scripts, tmp_path)
+    ours = _posviz_window(settings)
+    for name, tensor in zip(NAMES, embedded["window"], strict=True):
+        assert torch.equal(tensor, getattr(ours, name)), name
+    default = _posviz_window(replace(settings, scheme_options=()))
+    assert not torch.equal(embedded["window"][2], default.input_embeddings)
+    rope = distance_of(settings, beyond=2).curves[2]
+    assert torch.allclose(distance["distance"]["rope"][0], rope.mean, atol=2e-6)
+    shown = build_attention(build_view(settings)).shown
+    keep = ~shown.scores.isnan()
+    torch.testing.assert_close(attention["attn_scores"][keep], shown.scores[keep])

@@ -23,6 +23,7 @@ from posviz.config import SCHEMES, Settings, for_weights
 from posviz.distance import DistanceError, DistanceView, distance_curve
 from posviz.gpt2.store import Gpt2Store
 from posviz.position_tables import PositionalTable
+from posviz.schemes import scheme
 from posviz.tokenizer import encode
 
 TEXT = "A rose is a rose is a rose. The cat sat on the mat."
@@ -119,7 +120,7 @@ def test_a_blank_text_has_no_token_vectors_for_rope() -> None:
 
 def test_a_zero_row_has_cosine_zero() -> None:
     table = torch.tensor([[1.0, 0.0], [0.0, 0.0], [2.0, 0.0]])
-    curve = distance_curve(PositionalTable("learned", "x", table, None))
+    curve = distance_curve(PositionalTable(scheme("learned"), "x", table, None))
     assert_curve(curve.mean, curve.low, curve.high, table.numpy())
     assert curve.mean.tolist() == pytest.approx([2 / 3, 0.0, 1.0])
 

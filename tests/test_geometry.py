@@ -22,6 +22,7 @@ from posviz.geometry import (
 )
 from posviz.gpt2.store import Gpt2Store
 from posviz.position_tables import PositionalTable
+from posviz.schemes import LEARNED
 from posviz.tokenizer import encode
 
 # T > d, T < d, odd d, T of 1 to 3 (fewer than three components), GPT-2's full size below.
@@ -205,5 +206,6 @@ def test_gpt2_tables_are_keyed_by_their_commit(gpt2_hub: FakeHub) -> None:
     view = _gpt2_view(Settings(context_length=8))
     tables = Gpt2Store().tables()
     assert view.main.table.key == ("gpt2", tables.commit, 8)
-    unkeyed = PositionalTable("gpt2", "x", torch.zeros(2, 2), None)
+    unkeyed = PositionalTable(LEARNED, "x", torch.zeros(2, 2), None, trained=True)
+    assert unkeyed.kind == "gpt2"
     assert unkeyed.key is None

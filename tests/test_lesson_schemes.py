@@ -7,21 +7,16 @@ import numpy as np
 import pytest
 from reference import cosine_similarity, sinusoidal
 
-from posviz.config import SCHEMES
-from posviz.lesson.schemes import (
-    POSITION_PANEL_NOTES,
-    SCHEME_LABELS,
-    SCHEME_NOTES,
-    position_panel_note,
-)
+from posviz.lesson.schemes import position_panel_note
+from posviz.schemes import SCHEMES, scheme
 from posviz.similarity import distance_spread
 
 
-def test_every_scheme_has_a_label_and_notes_in_menu_order() -> None:
-    for words in (SCHEME_LABELS, SCHEME_NOTES, POSITION_PANEL_NOTES):
-        assert tuple(words) == SCHEMES
-        assert all(text.strip() for text in words.values())
-    assert len(set(SCHEME_LABELS.values())) == len(SCHEMES)
+def test_every_scheme_has_a_label_and_notes() -> None:
+    for spec in SCHEMES:
+        texts = (spec.label, spec.words.note, spec.words.position_panel_note)
+        assert all(text.strip() for text in texts)
+    assert len({spec.label for spec in SCHEMES}) == len(SCHEMES)
 
 
 @pytest.mark.parametrize("emb_dim", [8, 64, 7])
@@ -41,7 +36,7 @@ def test_a_table_that_is_not_distance_only_is_not_called_so() -> None:
     assert "depends only" not in note and "0.2500" in note
 
 
-@pytest.mark.parametrize("scheme", ["learned", "none", "rope"])
-def test_other_schemes_make_no_distance_claim(scheme: str) -> None:
-    note = position_panel_note(scheme, spread=0.0)  # type: ignore[arg-type]
-    assert note == POSITION_PANEL_NOTES[scheme] and "distance" not in note  # type: ignore[index]
+@pytest.mark.parametrize("name", ["learned", "none", "rope"])
+def test_other_schemes_make_no_distance_claim(name: str) -> None:
+    note = position_panel_note(name, spread=0.0)
+    assert note == scheme(name).words.position_panel_note and "distance" not in note

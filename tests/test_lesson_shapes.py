@@ -23,6 +23,7 @@ from posviz.lesson.lecture import SLIDES, question_text
 from posviz.notebook import show
 from posviz.plots.distance import distance_chart
 from posviz.plots.geometry import geometry_chart
+from posviz.schemes import scheme as positional_scheme
 
 
 def directions_90(table: np.ndarray) -> int:
@@ -73,18 +74,20 @@ def test_score_bias_schemes_show_the_other_tables_and_say_why(scheme: str) -> No
     assert (geometry.main.table.kind, geometry.contrast.table.kind) == ("learned", "sinusoidal")
     learned = book_tables(4, 8, 24)[1].numpy()
     words = geometry_lesson.sentences(geometry, geometry_chart(geometry).decisions)
-    assert words[0] == geometry_lesson.SCORE_BIAS_NOTES[scheme]
+    bias = positional_scheme(scheme).bias
+    assert bias is not None
+    assert words[0] == bias.geometry_note
     assert "has no positional table" in words[0] and "the Attention tab" in words[0]
     assert f"lies in **{directions_90(learned)} of 8** directions" in "\n".join(words)
     distance = distance_of(settings, beyond=4)
     assert [curve.kind for curve in distance.curves] == ["learned", "sinusoidal", "rope"]
     said = distance_lesson.sentences(distance, distance_chart(distance).decisions)
-    assert said[-1] == distance_lesson.SCORE_BIAS_NOTES[scheme]
+    assert said[-1] == bias.distance_note
     assert "no curve" in said[-1] and "See the Attention tab" in said[-1]
     for other in ("learned", "none", "rope"):
         shown = distance_of(Settings(context_length=24, emb_dim=8, scheme=other), beyond=4)  # type: ignore[arg-type]
         said = distance_lesson.sentences(shown, distance_chart(shown).decisions)
-        assert distance_lesson.SCORE_BIAS_NOTES[scheme] not in said
+        assert bias.distance_note not in said
 
 
 def test_distance_sentences_quote_numpys_numbers() -> None:

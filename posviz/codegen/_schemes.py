@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from posviz.position_tables import rope_cos_sin
+from posviz.position_tables import cos_sin_table
 from posviz.schemes import Rotation, SchemeSpec, ScoreBias, sinusoidal_encoding
 
 
@@ -58,11 +58,6 @@ def _compare(
     return _COMPARE.format(label=spec.label, how=how, bias=bias, added=added, options=options)
 
 
-def _options(spec: SchemeSpec) -> str:
-    """The scheme's options at their defaults, as a dict literal for its functions."""
-    return repr({option.name: option.default for option in spec.options})
-
-
 def _added(spec: SchemeSpec) -> SchemeCode:
     """A scheme that adds positions to the input: a learned table or a formula's."""
     if spec.table is None:  # learned: rows of pos_embedding_layer
@@ -90,24 +85,24 @@ def _added(spec: SchemeSpec) -> SchemeCode:
 def _rotated(spec: SchemeSpec, rotation: Rotation) -> SchemeCode:
     """A scheme that rotates queries and keys (shown rotating the token vectors)."""
     angles, rotate = rotation.angles.__name__, rotation.rotate.__name__
-    options = _options(spec)
     return SchemeCode(
         adds_to_input=False,
         embed=f"    # {spec.label}: nothing is added; {rotate} turns each pair of dims by its\n"
         "    # position. Real models rotate queries and keys inside attention; here the token\n"
         "    # vectors.\n"
-        f"    angles = {angles}(n, emb_dim, {options})  # [n, emb_dim]\n"
+        f"    angles = {angles}(n, emb_dim, options)  # [n, emb_dim]\n"
         "    pos_embeddings = torch.cos(angles)  # [n, emb_dim]: posviz's middle panel\n"
         f"    input_embeddings = {rotate}(token_embeddings, angles)  # [B, n, emb_dim]\n",
         compare=_compare(
             spec,
             "the input stays the token embeddings; queries and keys are rotated",
-            options=", rope=True",
+            bias=f"angles = {angles}(len(first_ids), emb_dim, options)  # [n, emb_dim]\n",
+            options=", rope=True, angles=angles",
         ),
-        geometry=f'geometry["{spec.name}"] = shape_of({rope_cos_sin.__name__}'
-        "(context_length, emb_dim))\n" + _LEARNED,
+        geometry=f'geometry["{spec.name}"] = shape_of({cos_sin_table.__name__}'
+        f"({angles}(context_length, emb_dim, options)))\n" + _LEARNED,
         attention_queries="    if with_positions:  # rotate the queries and keys of the positions\n"
-        f"        angles = {angles}(int(positions[-1]) + 1, head_dim, {options})[positions]\n"
+        f"        angles = {angles}(int(positions[-1]) + 1, head_dim, options)[positions]\n"
         f"        queries, keys = {rotate}(queries, angles), {rotate}(keys, angles)\n",
     )
 

@@ -49,8 +49,8 @@ from posviz.compare import cosine, match_permutation
 from posviz.config import GPT2_VOCAB_SIZE, Settings, SettingsError, check_heads
 from posviz.distance import cosine_by_distance, rope_score
 from posviz.geometry import abs_cosines, directions_90, principal_components
-from posviz.position_tables import rope_cos_sin
-from posviz.schemes import SCHEMES, scheme
+from posviz.position_tables import cos_sin_table
+from posviz.schemes import OPTIONS, SCHEMES, scheme
 from posviz.tokenizer import (
     ENCODER_JSON_SHA256,
     VOCAB_BPE_SHA256,
@@ -86,6 +86,10 @@ from __future__ import annotations
 
 _TOKENIZER: Final = '''\
 GPT2_FILES = ("vocab.bpe", "encoder.json")
+GPT2_SHA256 = (  # the files' sha256, as tiktoken publishes them
+    {vocab_bpe_sha256!r},
+    {encoder_json_sha256!r},
+)
 
 
 def gpt2_tokenizer():
@@ -98,11 +102,10 @@ def gpt2_tokenizer():
         folder = os.path.join(posviz_spec.submodule_search_locations[0], "data")
         vocab_bpe, encoder_json = (os.path.join(folder, name) for name in GPT2_FILES)
         if os.path.isfile(vocab_bpe) and os.path.isfile(encoder_json):
-            return gpt2_encoding(
-                tiktoken.load.data_gym_to_mergeable_bpe_ranks(
-                    vocab_bpe, encoder_json, {vocab_bpe_sha256!r}, {encoder_json_sha256!r}
-                )
+            ranks = tiktoken.load.data_gym_to_mergeable_bpe_ranks(
+                vocab_bpe, encoder_json, *GPT2_SHA256
             )
+            return gpt2_encoding(ranks)
     return tiktoken.get_encoding("gpt2")
 
 
@@ -220,9 +223,10 @@ second_ids = torch.tensor(
 weights = book_attention_weights(d_in=emb_dim, d_out=emb_dim)  # W_query, W_key, W_value
 
 
-def context_vectors(x, rope=False, bias=None):
-    """The context vectors [n, emb_dim] self_attention computes for the rows of x."""
-    return self_attention(x, weights, causal=causal, rope=rope, bias=bias).context_vecs
+def context_vectors(x, **positions):
+    """The context vectors [n, emb_dim] self_attention computes for the rows of x, with the
+    scheme's positions if given (rope=True and its angles, or a bias)."""
+    return self_attention(x, weights, causal=causal, **positions).context_vecs
 
 
 with torch.no_grad():
@@ -258,12 +262,26 @@ _LIBRARY: Final[tuple[Item, ...]] = (
     abs_cosines,
     cosine_by_distance,
     rope_score,
-    rope_cos_sin,
+    cos_sin_table,
     # every scheme's functions: its formula's table, its rotation, its bias per distance
     *(spec.table for spec in SCHEMES if spec.table is not None),
-    *(f for spec in SCHEMES if spec.rotation for f in (spec.rotation.angles, spec.rotation.rotate)),
+    *(
+        function
+        for spec in SCHEMES
+        if spec.rotation
+        for function in (spec.rotation.angles, spec.rotation.rotate, spec.rotation.theta)
+    ),
     *(spec.bias.per_distance for spec in SCHEMES if spec.bias is not None),
 )
+
+
+def _names(script: str) -> set[str]:
+    """The names ``script`` reads."""
+    return {
+        node.id
+        for node in ast.walk(ast.parse(script))
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    }
 
 
 def called(script: str) -> tuple[Item, ...]:
@@ -315,6 +333,11 @@ def _loader(batch: Batch) -> str:
         f"{batch.num_windows}:\n# it needs one more token after each window, as the target.)"
     )
     return _PLAIN_LOADER.format(why=why)
+
+
+def _option_names() -> str:
+    """What the options are, for the script's comment: "RoPE base θ"."""
+    return ", ".join(option.label for option in OPTIONS.values()) or "no options"
 
 
 def _compare(settings: Settings, batch: Batch) -> str:
@@ -384,7 +407,7 @@ def reproduction_script(
         f"emb_dim = {settings.emb_dim}  # d, the book's output_dim\n"
         f"stride = {settings.effective_stride}\n"
         f"window = {settings.window}  # which window of the batch [B, T] the page shows\n"
-        f"seed = {settings.seed}{'  # not used: trained tables' if gpt2 else ''}\n\n"
+        f"seed = {settings.seed}{'  # not used: trained tables' if gpt2 else ''}\n"
     )
     tables = (
         _GPT2_TABLES.format(commit=gpt2_revision)
@@ -412,9 +435,11 @@ def reproduction_script(
         + _FOOTER
         + body
     )
+    if "options" in _names(code):  # the schemes' options, where a function reads them
+        values += f"options = {settings.options()!r}  # the schemes' options: {_option_names()}\n"
     copied = sources(*called(code))
     imports = {*_IMPORTS, *(_GPT2_IMPORTS if gpt2 else ()), *copied.imports}
     header = _HEADER.format(
         summary=summary, ch02=BOOK_CH02_URL, downloads=downloads, imports=import_block(imports)
     )
-    return header + values + _DEFINITIONS.format(definitions=copied.text) + code
+    return header + values + "\n" + _DEFINITIONS.format(definitions=copied.text) + code

@@ -21,7 +21,7 @@ from posviz.config import GPT2_VOCAB_SIZE, Settings
 from posviz.distance import default_beyond
 from posviz.geometry import VOCAB_SAMPLE
 from posviz.position_tables import GPT2_POSITIONS
-from posviz.schemes import scheme
+from posviz.schemes import ROPE, scheme
 from posviz.viewspec import CodeName
 
 CodeView = CodeName  # the views whose numbers the script reproduces (posviz.viewspec)
@@ -89,7 +89,8 @@ _DISTANCE: Final = """
 beyond = {beyond}  # positions past the context length: context_length ... + beyond - 1
 with torch.no_grad():
     window_vectors = token_embedding_layer(inputs[window])  # [n, emb_dim]
-rope = rope_score(window_vectors, rows=context_length + beyond)  # the same for every i
+theta = {theta}(emb_dim, options)  # [d/2]: RoPE's angle per position of each pair
+rope = rope_score(window_vectors, theta, rows=context_length + beyond)  # the same for every i
 distance = {{  # the mean, smallest and largest cosine of rows i and i + k, for each k
     "learned": cosine_by_distance(learned_table),
     "sinusoidal": cosine_by_distance(sinusoidal_encoding(context_length + beyond, emb_dim)),
@@ -135,4 +136,5 @@ def shapes_part(settings: Settings, *, view: CodeView, beyond: int | None) -> st
         return part
     extra = default_beyond(settings.context_length) if beyond is None else beyond
     gpt2_part = _GPT2_DISTANCE.format(positions=GPT2_POSITIONS) if gpt2 else ""
-    return part + _DISTANCE.format(beyond=extra, gpt2=gpt2_part)
+    theta = ROPE.rotation.theta.__name__ if ROPE.rotation else ""
+    return part + _DISTANCE.format(beyond=extra, gpt2=gpt2_part, theta=theta)

@@ -16,10 +16,10 @@ from typing import Final
 
 import torch
 
-from posviz.config import Scheme, Settings
+from posviz.config import Settings
 from posviz.lesson.repeats import count, number
 from posviz.plots.attention import AttentionDecisions, ordinal, slope
-from posviz.schemes import T5_MAX_DISTANCE, T5_NUM_BUCKETS, t5_buckets
+from posviz.schemes import T5_MAX_DISTANCE, T5_NUM_BUCKETS, scheme, t5_buckets
 from posviz.scores import AttentionView, table_rows
 
 LECTURE_SHIFT: Final = 8  # the lecture's shift test moves the sentence this far
@@ -37,28 +37,12 @@ def lecture_shift(settings: Settings, tokens: int) -> int:
     >>> lecture_shift(Settings(context_length=32), 9), lecture_shift(Settings(), 16)
     (8, 8)
     """
-    if settings.scheme != "learned":
+    if not scheme(settings.scheme).learned:
         return LECTURE_SHIFT
     room = table_rows(settings) - tokens
     return min(LECTURE_SHIFT, room) if room >= 1 else LECTURE_SHIFT
 
 
-_SCORES: Final[dict[Scheme, str]] = {  # "{scores} are unchanged"
-    "learned": "the learned scheme's scores",
-    "sinusoidal": "the sinusoidal scheme's scores",
-    "none": "the scores, with no positions,",
-    "rope": "RoPE's scores",
-    "alibi": "ALiBi's scores",
-    "t5": "T5's scores",
-}
-_NAME: Final[dict[Scheme, str]] = {
-    "learned": "the learned scheme",
-    "sinusoidal": "the sinusoidal scheme",
-    "none": "none",
-    "rope": "RoPE",
-    "alibi": "ALiBi",
-    "t5": "T5's relative bias",
-}
 INTRO: Final = (
     "One head of the book's self-attention (`SelfAttention_v2`'s weights after "
     "`torch.manual_seed(789)`, split into heads as `MultiHeadAttention` splits them): row *i* "
@@ -68,31 +52,17 @@ INTRO: Final = (
     "(scores − content). **Scores**: their sum. **Attention weights**: the softmax of each "
     "row over its keys j ≤ i."
 )
-_WHAT_IT_DOES: Final[dict[Scheme, str]] = {
-    "learned": "The learned scheme adds row p of its table to the token at position p, "
-    "before W_query and W_key: its position part depends on where both tokens are.",
-    "sinusoidal": "The sinusoidal scheme adds sin/cos waves to the token at position p, "
-    "before W_query and W_key: its position part depends on where both tokens are.",
-    "none": "Without positions the position part is zero: a query scores a key by its token "
-    "alone, wherever the two stand.",
-    "rope": "RoPE adds nothing: it rotates each query and key by its position, and the dot "
-    "product of two rotated vectors depends only on the difference of the angles, i − j.",
-    "alibi": "ALiBi adds nothing to the input: it adds −m·(i − j) to the score, a penalty "
-    "that grows linearly with the distance, with one slope m per head.",
-    "t5": "T5's relative bias adds nothing to the input: it adds E[bucket(j − i), K] to the "
-    "score, one learned number per head for each of 32 buckets of distance.",
-}
 
 
 def _scores(view: AttentionView) -> str:
-    return _SCORES[view.settings.scheme]
+    return scheme(view.settings.scheme).words.scores
 
 
 def shift_sentence(view: AttentionView, *, markdown: bool = True) -> str:
     """What moving the sentence did to its scores, with the largest change (or, for a learned
     table that ends, torch's error); ``shift`` 0 says how to try it."""
     test = view.shift_test
-    scheme = view.settings.scheme
+    spec = scheme(view.settings.scheme)
     bold = (lambda text: f"**{text}**") if markdown else (lambda text: text)
     code = (lambda text: f"`{text}`") if markdown else (lambda text: text)
     if test.shift == 0:
@@ -120,12 +90,10 @@ def shift_sentence(view: AttentionView, *, markdown: bool = True) -> str:
     if test.unchanged:
         why = (
             "no position reaches them"
-            if scheme == "none"
+            if spec.positionless
             else "only the distance between two tokens matters"
         )
-        rounding = (
-            ", float32 rounding of its angles" if scheme == "rope" and change != "0.0" else ""
-        )
+        rounding = ", float32 rounding of its angles" if spec.rotates and change != "0.0" else ""
         return (
             f"{later}, {_scores(view)} are {bold('unchanged')} (largest change "
             f"{change}{rounding}): {why}."
@@ -152,18 +120,18 @@ def beyond_sentences(view: AttentionView) -> list[str]:
     """What the scheme does past the context length T (the distances and positions training
     saw), from the view's numbers."""
     settings = view.settings
-    scheme, context = settings.scheme, settings.context_length
+    spec, context = scheme(settings.scheme), settings.context_length
     bias = view.bias
     found: list[str] = []
     last = view.shift_test.last_position
-    if view.shift_test.moved and last >= context and scheme in ("sinusoidal", "rope"):
+    if view.shift_test.moved and last >= context and spec.formula:
         first = max(context, view.shift_test.shift)
         where = f"Position {last} lies" if first == last else f"Positions {first}–{last} lie"
         found.append(
-            f"{where} past the context length T = {context}: {_NAME[scheme]} computes "
+            f"{where} past the context length T = {context}: {spec.words.name} computes "
             f"{'it' if first == last else 'them'} by its formula."
         )
-    if scheme == "alibi":
+    if view.slopes:  # ALiBi: one slope per head
         far = bias.distances - 1
         value = float(bias.mean[view.head, far])
         found.append(
@@ -172,7 +140,7 @@ def beyond_sentences(view: AttentionView) -> list[str]:
             f"{signed(value)} at k = {far}, so a longer text only "
             "continues the penalty; each head has its own slope (the shaded part of the chart)."
         )
-    elif scheme == "t5":
+    elif view.t5_table is not None:  # T5: a seeded table of buckets
         flat = t5_flat_from()
         value = float(bias.mean[view.head, flat])
         found.append(
@@ -186,7 +154,7 @@ def beyond_sentences(view: AttentionView) -> list[str]:
             f"{view.heads}) after torch.manual_seed({settings.seed}), so the values are random, "
             "the buckets are T5's."
         )
-    elif scheme == "learned":
+    elif spec.learned:
         rows = view.shift_test.table_rows or context
         if settings.weights == "init":
             found.append(
@@ -243,7 +211,7 @@ def sentences(
     (Markdown, or plain text for the command line)."""
     found = [
         shift_sentence(view, markdown=markdown),
-        _WHAT_IT_DOES[view.settings.scheme],
+        scheme(view.settings.scheme).words.what_it_does,
         head_sentence(view),
     ]
     found += beyond_sentences(view)
@@ -267,7 +235,8 @@ def shift_answer(view: AttentionView) -> str:
     change = number(test.scores_change or 0.0)
     rows = table_rows(view.settings)
     tokens = len(view.token_ids)
-    if view.settings.scheme == "learned" and test.shift == rows - tokens < LECTURE_SHIFT:
+    learned = scheme(view.settings.scheme).learned
+    if learned and test.shift == rows - tokens < LECTURE_SHIFT:
         return (
             f"Yes: moved {count(test.shift, 'position')} later (as far as the table's {rows} "
             f"rows hold these {tokens} tokens: {LECTURE_SHIFT} later they would need row "
@@ -277,7 +246,7 @@ def shift_answer(view: AttentionView) -> str:
     if test.unchanged:
         return f"No: {_scores(view)} are unchanged (largest change {change}): " + (
             "without positions nothing about them reaches the scores."
-            if view.settings.scheme == "none"
+            if scheme(view.settings.scheme).positionless
             else "only the distance between two tokens matters, not where they stand."
         )
     return (

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from posviz.config import Scheme
 from posviz.distance import DistanceCurve, DistanceView
 from posviz.plots.distance import DistanceDecisions
+from posviz.schemes import scheme
 
 FLAT: Final = 1e-4  # a band narrower than this at every distance is flat (float32 rounding)
 
@@ -35,19 +35,11 @@ NONE_NOTE: Final = (
     "The *none* scheme has no positional signal (every position vector is zero), so it has no "
     "curve here."
 )
-SCORE_BIAS_NOTES: Final[dict[Scheme, str]] = {
-    "alibi": "*ALiBi* adds no position vectors, so it has no curve of similar positions here: "
-    "its bias, −m·k at distance k, acts on the attention scores. See the Attention tab.",
-    "t5": "*T5's relative bias* adds no position vectors, so it has no curve of similar "
-    "positions here: its bias, one number per distance bucket, acts on the attention scores. "
-    "See the Attention tab.",
-}
-_FORMULAS: Final = {"sinusoidal": "the sinusoidal table", "rope": "RoPE"}
 
 
 def band_sentence(curve: DistanceCurve) -> str:
     """Whether the band is flat (translation invariance), from its widest point."""
-    if curve.kind == "rope":
+    if curve.scheme.rotates:  # its curve is computed, not measured over i
         return (
             f"**{curve.label}**: rotations compose, (Rᵢx)·(Rᵢ₊ₖx) = x·Rₖx, so the score is "
             "the same for every i: no band."
@@ -84,7 +76,7 @@ def ends_sentences(view: DistanceView, decisions: DistanceDecisions) -> list[str
     positions past it named only when the figure shades them."""
     context, beyond = view.context_length, view.beyond
     found = []
-    formulas = [_FORMULAS[end.kind] for end in view.ends if end.rows is None]
+    formulas = [end.scheme.words.table_name for end in view.ends if end.rows is None]
     if beyond and decisions.shaded:
         found.append(
             f"Past the context length (T = {context}): positions {context}–"
@@ -93,7 +85,7 @@ def ends_sentences(view: DistanceView, decisions: DistanceDecisions) -> list[str
     for end in view.ends:
         if end.rows is None or end.error is None:
             continue
-        if end.kind == "gpt2":
+        if end.trained:
             found.append(
                 f"**{end.label}**: `wpe` has {end.rows:,} rows, positions 0–{end.rows - 1}, "
                 f"and nothing beyond: looking up position {end.rows} raises `{end.error}`."
@@ -113,10 +105,11 @@ def sentences(view: DistanceView, decisions: DistanceDecisions) -> list[str]:
     found = [band_sentence(curve) for curve in view.curves]
     found += [s for s in (decay_sentence(curve) for curve in view.curves) if s is not None]
     found += ends_sentences(view, decisions)
-    if view.settings.scheme == "none":
+    spec = scheme(view.settings.scheme)
+    if spec.positionless:
         found.append(NONE_NOTE)
-    if view.settings.scheme in SCORE_BIAS_NOTES:
-        found.append(SCORE_BIAS_NOTES[view.settings.scheme])
+    if spec.bias is not None:
+        found.append(spec.bias.distance_note)
     return found
 
 
@@ -130,14 +123,14 @@ def lecture_answer(view: DistanceView, decisions: DistanceDecisions) -> str:
         near = float(curve.mean[min(1, last)])
         shape = (
             "the same for every i"
-            if curve.kind == "rope" or curve.spread < FLAT
+            if curve.scheme.rotates or curve.spread < FLAT
             else f"band up to {curve.spread:.2f} wide"
         )
         parts.append(
             f"**{curve.label}**: {near:.2f} at k = 1, {float(curve.mean[last]):.2f} at k = {last} "
             f"({shape})"
         )
-    learned = next(end for end in view.ends if end.kind == "learned")
+    learned = next(end for end in view.ends if end.scheme.learned and not end.trained)
     return (
         "; ".join(parts)
         + f". Past T = {decisions.context_length} the formulas go on; the learned table raises "

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from posviz.config import Scheme
 from posviz.geometry import GeometryView, TableGeometry, TokenCosines
 from posviz.plots.geometry import GeometryDecisions
+from posviz.schemes import scheme
 from posviz.token_text import for_markdown
 from posviz.tokenizer import token_texts
 
@@ -37,13 +37,6 @@ ROPE_NOTE: Final = (
 NONE_NOTE: Final = (
     "The *none* scheme adds nothing: its table is all zeros, so there is nothing to project."
 )
-SCORE_BIAS_NOTES: Final[dict[Scheme, str]] = {
-    "alibi": "*ALiBi* has no positional table: it adds −m·(i − j) to the attention scores "
-    "(the Attention tab). Shown instead: the learned table and the sinusoidal one.",
-    "t5": "*T5's relative bias* has no positional table: it adds a bias per distance bucket to "
-    "the attention scores (the Attention tab). Shown instead: the learned table and the "
-    "sinusoidal one.",
-}
 
 
 def shape_sentence(shape: TableGeometry, drawn: int | None = None) -> str:
@@ -122,8 +115,9 @@ def sentences(view: GeometryView, decisions: GeometryDecisions) -> list[str]:
     components each scene draws), in reading order."""
     main, contrast = decisions.components
     found = [shape_sentence(view.main, main), shape_sentence(view.contrast, contrast)]
-    if view.settings.scheme in SCORE_BIAS_NOTES:
-        found.insert(0, SCORE_BIAS_NOTES[view.settings.scheme])
+    bias = scheme(view.settings.scheme).bias
+    if bias is not None:
+        found.insert(0, bias.geometry_note)
     for shape in (view.main, view.contrast):
         order = order_sentence(shape)
         if order is not None:
@@ -132,9 +126,9 @@ def sentences(view: GeometryView, decisions: GeometryDecisions) -> list[str]:
     cosines = cosines_sentence(view.cosines)
     if cosines is not None:
         found.append(cosines)
-    if view.main.table.kind == "rope":
+    if view.main.table.scheme.rotates:
         found.append(ROPE_NOTE)
-    if view.main.table.kind == "none":
+    if view.main.table.scheme.positionless:
         found.append(NONE_NOTE)
     return found
 

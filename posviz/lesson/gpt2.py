@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Final
 
 from posviz.config import Scheme, Weights
-from posviz.lesson.schemes import SCHEME_LABELS
 from posviz.plots.heatmaps import SimilarityDecisions
+from posviz.schemes import scheme as scheme_of
 from posviz.similarity import NeighbourSimilarity
 
 WEIGHTS_LABELS: Final[dict[Weights, str]] = {
@@ -43,7 +43,7 @@ def fallback_sentence(emb_dim: int, seed: int, scheme: Scheme) -> str:
     """
     return (
         f"Showing the book's random init instead (d = {emb_dim}, seed {seed}, scheme "
-        f"{SCHEME_LABELS[scheme]})."
+        f"{scheme_of(scheme).label})."
     )
 
 

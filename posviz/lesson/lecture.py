@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 from typing import Final, Protocol
 
 from posviz.compare import OrderComparison
-from posviz.config import SCORE_BIAS, Scheme, Weights
+from posviz.config import Weights
 from posviz.lesson.attention import LECTURE_SHIFT
 from posviz.lesson.repeats import count, drawn_dims, listing, number, quoted
 from posviz.lesson.word_order import compared_texts
 from posviz.plots.heatmaps import EmbeddingsDecisions, SimilarityDecisions
+from posviz.schemes import ALIBI, LEARNED, NONE, ROPE, SINUSOIDAL, T5, SchemeSpec, scheme
 from posviz.similarity import READS_ONE
 
 
@@ -47,7 +48,7 @@ class Question:
     text: str
     no_repeat: str
     panels: int | None = None
-    by_scheme: Mapping[Scheme, str] = field(default_factory=dict)  # text for these schemes
+    by_scheme: Mapping[SchemeSpec, str] = field(default_factory=dict)  # text for these schemes
     trained: str = ""  # asked instead with GPT-2's trained tables (weights "gpt2"), if given
 
 
@@ -61,7 +62,7 @@ class Step:
     view: str  # "text", "tokens", "embeddings", "similarity", "word_order", "geometry"...
     panels: int = 0  # heatmap panels shown (embeddings): 0 to 3 (token | position | input)
     question: Question | None = None
-    by_scheme: Mapping[Scheme, tuple[str, str]] = field(default_factory=dict)  # title, caption
+    by_scheme: Mapping[SchemeSpec, tuple[str, str]] = field(default_factory=dict)  # title, caption
 
 
 @dataclass(frozen=True)
@@ -75,18 +76,20 @@ class Slide:
     @property
     def title(self) -> str:
         """The title, numbered (for the book's learned scheme)."""
-        return self.title_for("learned")
+        return self.title_for(LEARNED)
 
-    def title_for(self, scheme: Scheme) -> str:
-        """The numbered title for ``scheme`` (the positional steps name what it adds)."""
-        return f"{self.number}. {self.step.by_scheme.get(scheme, (self.step.title, ''))[0]}"
+    def title_for(self, positional: str | SchemeSpec) -> str:
+        """The numbered title for the scheme ``positional`` (the positional steps name what
+        it adds)."""
+        spec = scheme(positional)
+        return f"{self.number}. {self.step.by_scheme.get(spec, (self.step.title, ''))[0]}"
 
-    def caption_for(self, scheme: Scheme) -> str:
+    def caption_for(self, positional: str | SchemeSpec) -> str:
         """The narration for ``scheme``; ``""`` on an answered question, where the answer
         (computed from the numbers) takes its place and the window keeps its height."""
         if self.step.question is not None and self.revealed:
             return ""
-        return self.step.by_scheme.get(scheme, ("", self.step.caption))[1]
+        return self.step.by_scheme.get(scheme(positional), ("", self.step.caption))[1]
 
     @property
     def panels(self) -> int:
@@ -123,11 +126,11 @@ ATTENTION_STEPS: Final = (
             f"{_MOVES} Will its attention scores change?",
             f"{_MOVES} Will its attention scores change?",
             by_scheme={
-                "learned": f"{_MOVES} Will the learned scheme's attention scores change?",
-                "sinusoidal": f"{_MOVES} Will the sinusoidal scheme's attention scores change?",
-                "rope": f"{_MOVES} Will RoPE's attention scores change?",
-                "alibi": f"{_MOVES} Will ALiBi's attention scores change?",
-                "t5": f"{_MOVES} Will T5's attention scores change?",
+                LEARNED: f"{_MOVES} Will the learned scheme's attention scores change?",
+                SINUSOIDAL: f"{_MOVES} Will the sinusoidal scheme's attention scores change?",
+                ROPE: f"{_MOVES} Will RoPE's attention scores change?",
+                ALIBI: f"{_MOVES} Will ALiBi's attention scores change?",
+                T5: f"{_MOVES} Will T5's attention scores change?",
             },
         ),
     ),
@@ -162,25 +165,25 @@ STEPS: Final = (
         view="embeddings",
         panels=2,
         by_scheme={
-            "sinusoidal": (
+            SINUSOIDAL: (
                 "Positional encoding (sin/cos)",
                 "A fixed table of sine and cosine waves, one row per position from 0: nothing "
                 "to learn.",
             ),
-            "none": (
+            NONE: (
                 "No positional signal",
                 "Without a positional scheme nothing is added: every position gives zeros.",
             ),
-            "rope": (
+            ROPE: (
                 "RoPE: an angle per position",
                 "RoPE adds nothing: it turns each pair of dimensions by position × θᵢ "
                 "(the panel: cos).",
             ),
-            "alibi": (
+            ALIBI: (
                 "ALiBi: nothing added",
                 "ALiBi adds nothing to the input: it adds −m·(i − j) to the attention scores.",
             ),
-            "t5": (
+            T5: (
                 "T5's bias: nothing added",
                 "T5 adds nothing to the input: it adds a bias per distance to the attention "
                 "scores.",
@@ -197,30 +200,30 @@ STEPS: Final = (
             "After adding, could two occurrences of one token still be equal?",
             panels=2,
             by_scheme={
-                "none": "Nothing is added: are the rows of {token} at {positions} still equal?",
-                "rope": "After rotating, are the rows of {token} at {positions} still equal?",
-                "alibi": "Nothing is added: are the rows of {token} at {positions} still equal?",
-                "t5": "Nothing is added: are the rows of {token} at {positions} still equal?",
+                NONE: "Nothing is added: are the rows of {token} at {positions} still equal?",
+                ROPE: "After rotating, are the rows of {token} at {positions} still equal?",
+                ALIBI: "Nothing is added: are the rows of {token} at {positions} still equal?",
+                T5: "Nothing is added: are the rows of {token} at {positions} still equal?",
             },
         ),
         by_scheme={
-            "sinusoidal": (
+            SINUSOIDAL: (
                 "Input embeddings = token + position",
                 "Their sum is the input embeddings, what the first transformer block receives.",
             ),
-            "none": (
+            NONE: (
                 "Input embeddings = token embeddings",
                 "With nothing added, the input embeddings are the token embeddings.",
             ),
-            "rope": (
+            ROPE: (
                 "Rotated token vectors",
                 "Each token row turned by its position (Llama turns queries and keys instead).",
             ),
-            "alibi": (
+            ALIBI: (
                 "Input embeddings = token embeddings",
                 "ALiBi adds nothing here: its bias waits for the attention scores.",
             ),
-            "t5": (
+            T5: (
                 "Input embeddings = token embeddings",
                 "T5's bias adds nothing here: it waits for the attention scores.",
             ),
@@ -302,7 +305,7 @@ def _named(main: NamedToken, markdown: bool) -> tuple[str, str]:
 
 def question_text(
     slide: Slide,
-    scheme: Scheme,
+    positional: str | SchemeSpec,
     marks: Marks | None,
     *,
     markdown: bool = True,
@@ -331,7 +334,7 @@ def question_text(
         return ""
     if weights == "gpt2" and question.trained:
         return question.trained
-    text = question.by_scheme.get(scheme, question.text)
+    text = question.by_scheme.get(scheme(positional), question.text)
     fields = {"shift": count(shift, "position")}
     main = None if marks is None else marks.main
     if main is not None:
@@ -367,7 +370,7 @@ def input_answer(decisions: EmbeddingsDecisions, *, markdown: bool = True) -> st
         return "No token repeats in this window: nothing to tell apart."
     token, where = _named(main, markdown)
     over = drawn_dims(decisions)
-    if main.input_difference == 0.0 and decisions.repeats.scheme in SCORE_BIAS:
+    if main.input_difference == 0.0 and scheme(decisions.repeats.scheme).biases_scores:
         return (
             f"Yes: {token} at {where} still identical (largest difference 0.0{over}): the "
             "input carries no position; only the bias on the attention scores tells them apart."

@@ -33,9 +33,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final, Literal
 
-from posviz.config import Scheme
 from posviz.plots.heatmaps import EmbeddingsDecisions, SimilarityDecisions
 from posviz.repeats import RepeatedToken
+from posviz.schemes import SchemeSpec, scheme
 from posviz.similarity import READS_ONE, RepeatSimilarity
 from posviz.token_text import for_markdown
 
@@ -45,31 +45,15 @@ _PLACES: Final[dict[bool, tuple[str, str, str]]] = {
     True: ("top", "middle", "bottom"),
 }
 _PANELS: Final[tuple[Panel, ...]] = ("token", "position", "input")
-# What stands in the input panel, per scheme (RoPE's third panel is rotated, not summed).
-_INPUT_PANEL: Final[dict[Scheme, str]] = {
-    "learned": "input panel",
-    "sinusoidal": "input panel",
-    "none": "input panel",
-    "rope": "rotated panel",
-    "alibi": "input panel",
-    "t5": "input panel",
-}
-_ADDED: Final[dict[Scheme, str]] = {
-    "learned": "the position vectors added to them",
-    "sinusoidal": "the sin/cos vectors added to them",
-    "none": "nothing",
-    "rope": "the rotation by position",
-    "alibi": "nothing",
-    "t5": "nothing",
-}
-# ALiBi and T5 add nothing to the input: what tells the occurrences apart is their bias on the
-# attention scores (the Attention tab).
-_SCORES_ONLY: Final[dict[Scheme, str]] = {
-    "alibi": "ALiBi adds nothing to the input; only its bias on the attention scores, which "
-    "grows with the distance between two tokens, can tell",
-    "t5": "T5's relative bias adds nothing to the input; only its bias on the attention "
-    "scores, by the distance between two tokens, can tell",
-}
+# What stands in the input panel (RoPE's third panel is rotated, not summed).
+_INPUT_PANEL: Final = "input panel"
+_ROTATED_PANEL: Final = "rotated panel"
+
+
+def _input_panel(spec: SchemeSpec) -> str:
+    return _ROTATED_PANEL if spec.rotates else _INPUT_PANEL
+
+
 NAMED_POSITIONS: Final = 6  # positions (or pairs) written out before "and N more"
 OTHERS_NAMED: Final = 4  # other repeated tokens named after the main one
 
@@ -165,7 +149,7 @@ def lesson_sentence(decisions: EmbeddingsDecisions, *, markdown: bool = True) ->
             if markdown
             else f"{lead} No token occurs twice in this window of {facts.num_positions} tokens."
         )
-    scheme = facts.scheme
+    spec = scheme(facts.scheme)
     over = drawn_dims(decisions)
     where = listing([str(p) for p in main.positions])
     token_verdict = (
@@ -177,9 +161,9 @@ def lesson_sentence(decisions: EmbeddingsDecisions, *, markdown: bool = True) ->
         f"token panel, {panel_place('token', stacked=stacked)}: largest difference "
         f"{number(main.token_difference)}{over}"
     )
-    rows = "rotated rows" if scheme == "rope" else "input rows"
+    rows = "rotated rows" if spec.rotates else "input rows"
     input_detail = (
-        f"{_INPUT_PANEL[scheme]}, {panel_place('input', stacked=stacked)}: largest difference "
+        f"{_input_panel(spec)}, {panel_place('input', stacked=stacked)}: largest difference "
         f"{number(main.input_difference)}{over}"
     )
     apart = f"the {main.count} occurrences"
@@ -188,23 +172,23 @@ def lesson_sentence(decisions: EmbeddingsDecisions, *, markdown: bool = True) ->
         why = (
             f"with no positional signal nothing is added, so self-attention cannot tell {apart} "
             "apart"
-            if scheme == "none"
+            if spec.positionless
             else f"self-attention cannot tell {apart} apart"
         )
-        if scheme in _SCORES_ONLY:
-            why = f"{_SCORES_ONLY[scheme]} {apart} apart (see the Attention tab)"
+        if spec.bias is not None:
+            why = f"{spec.bias.scores_only} {apart} apart (see the Attention tab)"
     else:
         input_verdict = f"its {rows} differ"
-        if scheme == "rope":
+        if spec.rotates:
             lengths = _lengths(main.length_difference, decisions)
             why = (
                 "RoPE adds nothing: it rotates each row by an angle that grows with its "
                 f"position, and the rows keep their length ({lengths})"
             )
-        elif scheme == "none":
+        elif spec.positionless:
             why = "although nothing was added"
         else:
-            why = f"only {_ADDED[scheme]} tell {apart} apart"
+            why = f"only {spec.words.added} tell {apart} apart"
     head = f"{quoted(main.token_text, markdown=markdown)} is at positions {where}: {token_verdict}"
     sentence = (
         f"{lead} {_bold(head, markdown)} ({token_detail}); {_bold(input_verdict, markdown)} "
@@ -300,24 +284,25 @@ def similarity_sentence(decisions: SimilarityDecisions, *, markdown: bool = True
         if len(others) > OTHERS_NAMED:
             named += f"; and {len(others) - OTHERS_NAMED} more tokens"
     low = main.input[0]
-    panel = f"{_INPUT_PANEL[facts.scheme]} ({right})"
+    spec = scheme(facts.scheme)
+    panel = f"{_input_panel(spec)} ({right})"
     if low >= READS_ONE:
         inputs = f"In the {panel} {_bold('they still read 1.000', markdown)}"
-        if facts.scheme in _SCORES_ONLY:
-            inputs += f": {_SCORES_ONLY[facts.scheme]} them apart"
+        if spec.bias is not None:
+            inputs += f": {spec.bias.scores_only} them apart"
         else:
             inputs += (
                 ": no position signal, nothing tells them apart"
-                if facts.scheme == "none"
+                if spec.positionless
                 else ": the position signal did not separate them"
             )
     else:
         read = _span(main.input)
         inputs = (
             f"In the {panel} the pairs of {quoted(main.token_text, markdown=markdown)} "
-            f"{_bold(f'read {read}', markdown)}: {_ADDED[facts.scheme]} make them point apart"
+            f"{_bold(f'read {read}', markdown)}: {spec.words.added} make them point apart"
         )
-        if facts.scheme == "rope":
+        if spec.rotates:
             inputs = (
                 f"In the {panel} the pairs of {quoted(main.token_text, markdown=markdown)} "
                 f"{_bold(f'read {read}', markdown)}: the rotation by position turns them apart"

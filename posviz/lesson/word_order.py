@@ -14,31 +14,13 @@ from collections.abc import Sequence
 from typing import Final
 
 from posviz.compare import MAX_COMPARE_TOKENS, OrderComparison, OrderSummary
-from posviz.config import Scheme
 from posviz.lesson.repeats import count
 from posviz.plots.word_order import CompareDecisions
-from posviz.schemes import alibi_slopes
+from posviz.schemes import scheme
 from posviz.token_text import for_markdown, readable
 from posviz.tokenizer import decode, token_bytes, token_labels
 
 HAVIV_2022: Final = "https://arxiv.org/abs/2203.16634"
-SCHEME_POSITIONS: Final[dict[Scheme, str]] = {
-    "learned": "learned positions added",
-    "sinusoidal": "sin/cos positions added",
-    "none": "no position signal",
-    "rope": "RoPE rotating queries and keys",
-    "alibi": "ALiBi's linear bias on the scores",
-    "t5": "T5's relative bias on the scores",
-}
-_SCORE_BIAS_INPUTS: Final[dict[Scheme, str]] = {
-    "alibi": "ALiBi adds nothing to them; it adds −m·|i − j| to the attention scores (one "
-    f"head, as here: m = 1/{round(1 / alibi_slopes(1)[0])}), so tokens at other distances "
-    "score differently.",
-    "t5": "T5's relative bias adds nothing to them; it adds E[bucket(j − i)] to the attention "
-    "scores (E: the seeded init of nn.Embedding(32, 1)), so tokens at other distances score "
-    "differently.",
-}
-
 ATTENTION_NOTE: Final = (
     "Self-attention here is the book's `SelfAttention_v2` (chapter 3): "
     "`torch.manual_seed(789)`, then `W_query`, `W_key`, `W_value` = "
@@ -183,7 +165,7 @@ def findings(comparison: OrderComparison, decisions: CompareDecisions) -> list[s
     without, with_positions = comparison.without_positions, comparison.with_positions
     if comparison.order is None or without is None or with_positions is None:
         return []
-    scheme = comparison.scheme
+    spec = scheme(comparison.scheme)
     identical = comparison.status == "identical"
     over = f" over all {decisions.emb_dim} dimensions" if decisions.sampled else ""
     tokens = "**Token embeddings:** the second text's rows are the first text's rows "
@@ -193,14 +175,14 @@ def findings(comparison: OrderComparison, decisions: CompareDecisions) -> list[s
         else "(unexpectedly) not equal."
     )
     inputs_differ = comparison.input_max_difference
-    if scheme == "none":
+    if spec.positionless:
         inputs = (
             f"**Input embeddings:** the same rows{'' if identical else ' reordered'} too: this "
             "scheme adds nothing."
         )
-    elif scheme in _SCORE_BIAS_INPUTS:
-        inputs = f"**Input embeddings:** {_SCORE_BIAS_INPUTS[scheme]}"
-    elif scheme == "rope":
+    elif spec.bias is not None:
+        inputs = f"**Input embeddings:** {spec.bias.inputs}"
+    elif spec.rotates:
         inputs = (
             "**Input embeddings:** RoPE adds nothing to them; it rotates each query and key by "
             "its position inside attention, so the rotated queries differ."
@@ -216,7 +198,7 @@ def findings(comparison: OrderComparison, decisions: CompareDecisions) -> list[s
             f"another position vector (rows matched by token differ by up to "
             f"{inputs_differ:.3f}{over})."
         )
-    if scheme == "rope" and identical:
+    if spec.rotates and identical:
         inputs = (
             "**Input embeddings:** RoPE adds nothing to them; it rotates each query and key by "
             "its position inside attention, the same positions in both texts."
@@ -245,11 +227,11 @@ def findings(comparison: OrderComparison, decisions: CompareDecisions) -> list[s
             f"tokens 0…*i* only, so what it sees depends on where it stands.{seen}"
         )
     positioned = (
-        f"**{attention} with {SCHEME_POSITIONS[scheme]}:** largest difference "
+        f"**{attention} with {spec.words.positions}:** largest difference "
         f"{_difference(with_positions)}{over}, cosine of the means "
         f"**{with_positions.mean_cosine:.6f}**"
     )
-    if scheme == "none":
+    if spec.positionless:
         positioned += ": nothing changes, there is no position signal."
     elif identical:
         positioned += ": the same, as the two texts are."

@@ -43,6 +43,7 @@ from typing import Final
 
 import plotly.graph_objects as go
 
+from posviz.schemes import SchemeSpec
 from posviz.token_text import for_plotly
 
 COLORSCALE: Final = "RdBu_r"  # ColorBrewer RdBu: diverging, colour-blind safe; red = positive
@@ -51,14 +52,16 @@ COLORSCALE_STEPS: Final = tuple(
     tuple(step) for step in go.layout.Coloraxis(colorscale=COLORSCALE).colorscale
 )
 # One colour per positional table in the Geometry and Distance figures (Okabe & Ito's
-# colour-blind-safe palette), the same in both.
-TABLE_COLOURS: Final = {
-    "learned": "#E69F00",  # orange: the book's random init
-    "gpt2": "#CC79A7",  # reddish purple: GPT-2's trained table
-    "sinusoidal": "#0072B2",  # blue
-    "rope": "#009E73",  # bluish green
-    "none": "#000000",
-}
+# colour-blind-safe palette), the same in both: each scheme's own (SchemeSpec.colour), and
+# GPT-2's trained table's.
+GPT2_COLOUR: Final = "#CC79A7"  # reddish purple: GPT-2's trained table
+
+
+def table_colour(scheme: SchemeSpec, *, trained: bool = False) -> str:
+    """The colour of a positional table: the scheme's, or GPT-2's for its trained one."""
+    return GPT2_COLOUR if trained else scheme.colour
+
+
 POSITION_COLORSCALE: Final = "Viridis"  # sequential: position 0 dark, the last bright
 TICK_CHARS: Final = 12  # token characters in a tick label; hover shows the whole token
 PLOT_BACKGROUND: Final = "#f4f4f4"  # light grey: an all-zero panel is not mistaken for empty

@@ -29,14 +29,12 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from posviz.config import Scheme
 from posviz.plots._figure import Drawn, FigureSpec, as_figure, spec_of
 from posviz.plots._layout import (
     COLORSCALE_STEPS,
     PLOT_BACKGROUND,
     ROW_PITCH,
     SIDE_BY_SIDE_PANEL,
-    TABLE_COLOURS,
     TOOLBAR_ROOM,
     UNKNOWN,
     Canvas,
@@ -54,6 +52,7 @@ from posviz.plots._layout import (
     wrap_title,
 )
 from posviz.plots.distance import _rgba, beyond_shade  # the Distance figure's bands and shade
+from posviz.schemes import scheme
 from posviz.scores import AttentionView, masked
 from posviz.token_text import for_plotly
 
@@ -76,21 +75,11 @@ PANEL_GAP: Final = 0.035  # side by side: the gap between two heatmaps, a fracti
 # as it must fit one screen); below it two by two, each twice as wide and tall
 GRID_PANEL: Final = 200
 OTHER_HEADS: Final = "#b8b8b8"  # the heads not shown, in the bias chart
-# The Geometry and Distance figures' colour of each scheme, and two more of Okabe & Ito's.
-SCHEME_COLOURS: Final[dict[str, str]] = {**TABLE_COLOURS, "alibi": "#D55E00", "t5": "#56B4E9"}
 # Sequential, colour-blind safe, white at 0: the weights of the masked softmax.
 WEIGHT_COLORSCALE: Final = tuple(
     tuple(step) for step in go.layout.Coloraxis(colorscale="Blues").colorscale
 )
 _PANELS: Final = ("content", "position", "scores", "weights")
-_POSITION_TITLES: Final[dict[Scheme, str]] = {
-    "learned": "position part<br>(rows added)",
-    "sinusoidal": "position part<br>(sin/cos added)",
-    "none": "position part<br>(none: zeros)",
-    "rope": "position part<br>(rotation)",
-    "alibi": "position part<br>= −m·(i − j)",
-    "t5": "position part<br>= E[bucket(j − i)]",
-}
 
 
 @dataclass(frozen=True)
@@ -272,7 +261,7 @@ def _note(view: AttentionView, decisions: AttentionDecisions, *, lecture: bool) 
 def _titles(view: AttentionView) -> tuple[str, str, str, str]:
     return (
         "content part<br>(tokens only)",
-        _POSITION_TITLES[view.settings.scheme],
+        scheme(view.settings.scheme).titles.attention_position,
         "scores<br>q·k/√(d/H) + position",
         "attention weights<br>(softmax over j ≤ i)",
     )
@@ -296,11 +285,12 @@ def _bias_traces(view: AttentionView, axes: tuple[str, str]) -> list[Trace]:
     shown head's mean with its band."""
     bias = view.bias
     x_ref, y_ref = axes
-    colour = SCHEME_COLOURS[view.settings.scheme]
+    spec = scheme(view.settings.scheme)
+    colour = spec.colour
     common: dict[str, object] = {"x0": 0, "dx": 1, "xaxis": x_ref, "yaxis": y_ref}
     hover = "distance k = %{x}<br>%{y:.6g}<extra>%{fullData.name}</extra>"
     if bias.formula:
-        shape = "hv" if view.settings.scheme == "t5" else "linear"
+        shape = "linear" if spec.bias is None else spec.bias.line_shape
         traces: list[Trace] = []
         order = [h for h in bias.heads if h != view.head] + [view.head]
         for head in order:
@@ -380,11 +370,9 @@ def _columns(canvas: Canvas, *, lecture: bool, label_width: float) -> int:
 
 
 def _bias_title(view: AttentionView) -> str:
-    scheme = view.settings.scheme
-    if scheme == "alibi":
-        return "ALiBi's bias against distance k = i − j, every head"
-    if scheme == "t5":
-        return "T5's bias against distance k = i − j, every head (seeded init)"
+    bias = scheme(view.settings.scheme).bias
+    if bias is not None:
+        return bias.title
     return f"position part against distance k = i − j, head {view.head}: mean and range over i"
 
 

@@ -2,7 +2,7 @@
 against the distance ``k``, one line per scheme with a band from the smallest to the largest
 cosine over ``i``, and the distances past the context length shaded.
 
-Each scheme has its colour (:data:`~posviz.plots._layout.TABLE_COLOURS`) and its name in the
+Each scheme has its colour (:func:`~posviz.plots._layout.table_colour`) and its name in the
 legend; clicking a name hides its line and band together. Hover on a line shows the distance,
 the mean and the band. Payload: three float32 values per distance per scheme (the x values are
 ``x0``/``dx``): about 0.1 MB of JSON at T = 1024 with 256 positions past it.
@@ -18,12 +18,12 @@ import numpy as np
 from posviz.distance import DistanceCurve, DistanceView
 from posviz.plots._figure import Drawn, FigureSpec, as_figure
 from posviz.plots._layout import (
-    TABLE_COLOURS,
     TOOLBAR_ROOM,
     UNKNOWN,
     Canvas,
     Trace,
     narrow,
+    table_colour,
     trace,
     type_sizes,
 )
@@ -56,7 +56,7 @@ def _rgba(colour: str, alpha: float) -> str:
 
 def _traces(curve: DistanceCurve) -> list[Trace]:
     """The band (two invisible edges, the upper one filled down to the lower) and the line."""
-    colour = TABLE_COLOURS[curve.kind]
+    colour = table_colour(curve.scheme, trained=curve.trained)
     label = for_plotly(curve.label)
     mean = curve.mean.numpy().astype(np.float32)  # [P]
     low = curve.low.numpy().astype(np.float32)

@@ -27,7 +27,6 @@ from posviz.plots._layout import (
     NARROWEST_CHART,
     POSITION_COLORSCALE,
     STACKED_WIDTH,
-    TABLE_COLOURS,
     TOOLBAR_ROOM,
     UNKNOWN,
     Canvas,
@@ -37,6 +36,7 @@ from posviz.plots._layout import (
     narrow,
     panel_title,
     small_note,
+    table_colour,
     title_height,
     trace,
     type_sizes,
@@ -107,7 +107,7 @@ def _scatter(shape: TableGeometry, scene: str, *, marker_size: int) -> Trace:
 def _lines(shape: TableGeometry, axes: Sequence[tuple[str, str]]) -> list[Trace]:
     """The table's singular values (and the 90 % mark) on ``axes[0]``, its row lengths on
     ``axes[1]``, in the table's colour."""
-    colour = TABLE_COLOURS[shape.table.kind]
+    colour = _colour(shape)
     label = for_plotly(shape.table.label)
     values = shape.singular_values.numpy().astype(np.float32)  # [K]
     reached = np.cumsum(shape.variance_shares.numpy()).astype(np.float32)  # [K]
@@ -230,8 +230,7 @@ def _cells(shapes: Sequence[TableGeometry], *, width: float, sizes: TypeSizes) -
         )
 
     counts = " · ".join(
-        f'<span style="color:{TABLE_COLOURS[s.table.kind]}">{s.directions_90}</span>'
-        for s in shapes
+        f'<span style="color:{_colour(s)}">{s.directions_90}</span>' for s in shapes
     )  # one number per table, in its colour (the legend names the colours)
     return [
         *(cell(True, s.table.label, _scene_note(s)) for s in shapes),
@@ -431,3 +430,8 @@ def _position_bar(
 
 
 geometry_figure = as_figure(geometry_spec)
+
+
+def _colour(shape: TableGeometry) -> str:
+    """The colour of the table ``shape`` describes."""
+    return table_colour(shape.table.scheme, trained=shape.table.trained)

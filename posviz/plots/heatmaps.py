@@ -30,7 +30,6 @@ from typing import Final
 
 import numpy as np
 
-from posviz.config import Scheme
 from posviz.pipeline import WindowEmbeddings
 from posviz.plots._figure import Drawn, FigureSpec, as_figure, spec_of
 from posviz.plots._identity import Identity, cell_outlines, identity, row_outlines
@@ -49,6 +48,7 @@ from posviz.plots._layout import (
     three_panels,
 )
 from posviz.repeats import RepeatedToken, RepeatFacts, repeat_facts, token_names
+from posviz.schemes import SchemeSpec, scheme
 from posviz.similarity import (
     MAX_POSITIONS,
     READS_ONE,
@@ -64,31 +64,8 @@ from posviz.similarity import (
 MAX_CELLS: Final = 65_536  # exact values per panel, about 350 kB of JSON each
 HOVER_CELLS: Final = 12_288  # three-way hover (4 floats per cell per panel) up to this size
 
-# "<br>" marks where a title breaks best when a panel is too narrow for one line.
-PANEL_TITLES: Final[dict[Scheme, tuple[str, str, str]]] = {
-    "learned": (
-        "token embeddings",
-        "positional embeddings<br>(learned)",
-        "input embeddings<br>= sum",
-    ),
-    "sinusoidal": (
-        "token embeddings",
-        "positional encoding<br>(sin/cos)",
-        "input embeddings<br>= sum",
-    ),
-    "none": ("token embeddings", "no positional signal<br>(zeros)", "input = token<br>embeddings"),
-    "rope": ("token embeddings", "RoPE: cos(position × θᵢ)", "rotated token vectors"),
-    "alibi": ("token embeddings", "ALiBi adds nothing<br>(zeros)", "input = token<br>embeddings"),
-    "t5": ("token embeddings", "T5 bias adds nothing<br>(zeros)", "input = token<br>embeddings"),
-}
-SIMILARITY_TITLES: Final[dict[Scheme, tuple[str, str, str]]] = {
-    "learned": ("token embeddings", "positional embeddings<br>(learned)", "input embeddings"),
-    "sinusoidal": ("token embeddings", "positional encoding<br>(sin/cos)", "input embeddings"),
-    "none": ("token embeddings", "no positional signal<br>(all 0)", "input = token<br>embeddings"),
-    "rope": ("token embeddings", "RoPE: cos(position × θᵢ)", "rotated token vectors"),
-    "alibi": ("token embeddings", "ALiBi adds nothing<br>(all 0)", "input = token<br>embeddings"),
-    "t5": ("token embeddings", "T5 bias adds nothing<br>(all 0)", "input = token<br>embeddings"),
-}
+# A scheme's panel titles are its spec's (SchemeSpec.titles): "<br>" marks where a title
+# breaks best when a panel is too narrow for one line.
 _VALUE_NAMES: Final = ("token", "position", "input")
 _ROPE_VALUE_NAMES: Final = ("token", "cos(p·θ)", "rotated")
 
@@ -132,13 +109,13 @@ def reduction_for(num_rows: int, emb_dim: int, *, max_cells: int = MAX_CELLS) ->
     return Reduction(emb_dim, step)
 
 
-def _hovertemplate(index: int, three_way: bool, scheme: Scheme) -> str:
+def _hovertemplate(index: int, three_way: bool, positional: SchemeSpec) -> str:
     where = "position · token: %{y}<br>dimension: %{x}<br>"
-    names = _ROPE_VALUE_NAMES if scheme == "rope" else _VALUE_NAMES
+    names = _ROPE_VALUE_NAMES if positional.rotates else _VALUE_NAMES
     if not three_way:
         return where + f"{names[index]} value: %{{z:.4f}}<extra></extra>"
     # customdata per cell: [token value, position value, input value, token id]
-    if scheme == "rope":  # nothing is added: the pair (j, j + d/2) is rotated
+    if positional.rotates:  # nothing is added: the pair (j, j + d/2) is rotated
         combined = (
             "token %{customdata[0]:.4f}, cos(p·θ) %{customdata[1]:.4f}"
             " → rotated %{customdata[2]:.4f}"
@@ -281,7 +258,8 @@ def embeddings_chart(
         customdata = np.ascontiguousarray(np.stack([*shown, ids], axis=-1))  # [n, k, 4]
 
     # RoPE's middle panel is cos(angle), not something added: it gets its own [-1, 1] axis.
-    own_axis = window.scheme == "rope"
+    spec = scheme(window.scheme)
+    own_axis = spec.rotates
     on_shared_axis = [m for index, m in enumerate(shown) if not (own_axis and index == 1)]
     limit = float(max(np.abs(m).max() for m in on_shared_axis)) if num_rows else 1.0
     colorbars = [Colorbar("coloraxis", -limit, limit, "value")]
@@ -291,7 +269,7 @@ def embeddings_chart(
         canvas, lecture=lecture, count=panels, token_texts=window.token_texts, stacked=stacked
     )
     sizes = arrangement.sizes
-    titles = PANEL_TITLES[window.scheme][:panels]
+    titles = spec.titles.embeddings[:panels]
     note = reduction.note
     x_tick_height = sizes.tick * 1.5 + sizes.text * 1.5 + 10
     panel_height: float
@@ -348,10 +326,10 @@ def embeddings_chart(
             "y": grid.rows,
             "coloraxis": "coloraxis2" if own_axis and index == 1 else "coloraxis",
             **({} if customdata is None else {"customdata": customdata}),
-            "hovertemplate": _hovertemplate(index, three_way, window.scheme),
+            "hovertemplate": _hovertemplate(index, three_way, spec),
             "xaxis": x_axis,
             "yaxis": y_axis,
-            "name": PANEL_TITLES[window.scheme][index].replace("<br>", " "),
+            "name": spec.titles.embeddings[index].replace("<br>", " "),
         }
         for index, (z, (x_axis, y_axis)) in enumerate(zip(shown, grid.axes, strict=False))
     ]
@@ -450,7 +428,7 @@ def similarity_chart(
         window, max_positions=shown_rows, matrices=matrices, names=names
     ).led_by(marks.groups)
     grid = three_panels(
-        titles=SIMILARITY_TITLES[window.scheme],
+        titles=scheme(window.scheme).titles.similarity,
         note=_marks_note(note, marks, outlines),
         token_texts=texts,
         x_axis={
@@ -486,7 +464,7 @@ def similarity_chart(
             "hovertemplate": hovertemplate,
             "xaxis": x_axis,
             "yaxis": y_axis,
-            "name": SIMILARITY_TITLES[window.scheme][index].replace("<br>", " "),
+            "name": scheme(window.scheme).titles.similarity[index].replace("<br>", " "),
         }
         for index, (matrix, (x_axis, y_axis)) in enumerate(
             zip((matrices.token, matrices.position, matrices.input), grid.axes, strict=True)

@@ -56,10 +56,10 @@ from posviz.geometry import TableGeometry
 from posviz.plots._figure import Drawn, FigureSpec
 from posviz.plots._layout import (
     COLORSCALE_STEPS,
+    GPT2_COLOUR,
     NARROWEST_CHART,
     POSITION_COLORSCALE,
     STACKED_WIDTH,
-    TABLE_COLOURS,
     TOOLBAR_ROOM,
     UNKNOWN,
     Canvas,
@@ -76,6 +76,7 @@ from posviz.plots._layout import (
     wrap_title,
 )
 from posviz.plots.geometry import CAMERA_EYE, STACKED_EYE, scene_layout
+from posviz.schemes import LEARNED
 from posviz.token_text import for_plotly
 from posviz.training.view import TrainingView, run_label
 
@@ -88,7 +89,7 @@ LOSS_PANELS: Final = PANELS[-1:]
 # How the principal components are drawn: PC 1 against PC 2 in a plane (the default: a step
 # change redraws 2-D panels only, no WebGL scene), or the first three in a 3-D scene.
 COMPONENT_VIEWS: Final = ("2d", "3d")
-STEP_COLOUR: Final = TABLE_COLOURS["learned"]  # the run's table at the step: the learned orange
+STEP_COLOUR: Final = LEARNED.colour  # the run's table at the step: the learned orange
 START_COLOUR: Final = "#777777"  # step 0, dashed
 TRAIN_COLOUR: Final = "#0072B2"  # Okabe & Ito blue
 VAL_COLOUR: Final = "#D55E00"  # vermillion
@@ -172,7 +173,7 @@ def _share(shape: TableGeometry, kind: str) -> str:
     >>> from posviz.geometry import analyse_table
     >>> from posviz.position_tables import PositionalTable
     >>> rows = [[3, 0, 0], [-3, 0, 0], [0, 2, 0], [0, -2, 0], [0, 0, 1], [0, 0, -1]]
-    >>> table = PositionalTable("learned", "learned", torch.tensor(rows, dtype=torch.float32), None)
+    >>> table = PositionalTable(LEARNED, "learned", torch.tensor(rows, dtype=torch.float32), None)
     >>> _share(analyse_table(table), "xy")  # variances 18, 8 and 2 of 28
     '93 % of the variance (PC 3, in the hover: 7 %); colour: position'
     """
@@ -555,7 +556,7 @@ def training_chart(
                     (view.curve, f"step {view.step:,}", STEP_COLOUR, "solid"),
                 ]
                 if view.gpt2_curve is not None:
-                    curves.append((view.gpt2_curve, "GPT-2 124M trained", TABLE_COLOURS["gpt2"],
+                    curves.append((view.gpt2_curve, "GPT-2 124M trained", GPT2_COLOUR,
                                    "solid"))  # fmt: skip
                 for curve, name, colour, dash in curves:
                     mean = curve.mean.numpy().astype(np.float32)

@@ -19,7 +19,6 @@ import numpy as np
 import torch
 
 from posviz.compare import OrderComparison
-from posviz.config import ADDS_TO_INPUT
 from posviz.plots._figure import Drawn, FigureSpec, as_figure, spec_of
 from posviz.plots._layout import (
     COLORSCALE_STEPS,
@@ -35,6 +34,7 @@ from posviz.plots._layout import (
     wrap_title,
 )
 from posviz.repeats import token_names
+from posviz.schemes import scheme
 
 MAX_PANEL_CELLS: Final = 8_192  # 8 panels: about 0.4 MB of figure JSON at most
 _SAME: Final = "same rows, reordered"
@@ -127,7 +127,8 @@ def compare_chart(
     without, positioned = comparison.without_positions, comparison.with_positions
     if a is None or b is None or without is None or positioned is None:
         raise ValueError(f"nothing to draw for a comparison with status {comparison.status!r}")
-    rope = comparison.scheme == "rope"
+    spec = scheme(comparison.scheme)
+    rope = spec.rotates
     mask = " · causal mask" if comparison.causal else ""
     if rope:
         second = (
@@ -136,7 +137,7 @@ def compare_chart(
             positioned.attention_b.queries,
         )
         second_same = False
-    elif comparison.scheme not in ADDS_TO_INPUT:  # none, and ALiBi and T5 bias the scores
+    elif not spec.adds_to_input:  # none, and ALiBi and T5 bias the scores
         second = ("input = token<br>embeddings", a.input_embeddings, b.input_embeddings)
         second_same = True
     else:

@@ -7,8 +7,8 @@ spec (:mod:`~posviz.schemes.learned`, :mod:`~posviz.schemes.sinusoidal`,
 :mod:`~posviz.schemes.t5`); what a spec holds is in :mod:`posviz.schemes._spec`.
 
 Adding a scheme: a module with its formulas and its ``SchemeSpec``, its name in
-:data:`SchemeName`, its spec in :data:`_BY_NAME`. mypy then checks that the registry covers
-every name, and the tests that every field is filled; nothing else names it.
+:data:`SchemeName` (``_spec.py``), its case in :func:`_spec_of`. mypy then checks that the
+registry covers every name, and the tests that every field is filled; nothing else names it.
 
 The input panels of ``none``, ``alibi`` and ``t5`` are the same: zeros added, input = tokens.
 
@@ -23,7 +23,7 @@ ValueError: scheme must be one of learned, sinusoidal, none, rope, alibi, t5, go
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final, get_args
+from typing import Final, assert_never, get_args
 
 import torch
 
@@ -84,17 +84,30 @@ __all__ = [
     "t5_buckets",
 ]
 
-# Every name has its spec: a name missing here (or a key that is not a name) is a type error.
-_BY_NAME: Final[dict[SchemeName, SchemeSpec]] = {
-    "learned": LEARNED,
-    "sinusoidal": SINUSOIDAL,
-    "none": NONE,
-    "rope": ROPE,
-    "alibi": ALIBI,
-    "t5": T5,
-}
-_BY_TEXT: Final[dict[str, SchemeSpec]] = {str(k): v for k, v in _BY_NAME.items()}  # by any text
+
+def _spec_of(name: SchemeName) -> SchemeSpec:
+    """The spec of each name. mypy checks that every name has its case (``assert_never``):
+    a name added to :data:`SchemeName` without a spec here is a type error."""
+    match name:
+        case "learned":
+            return LEARNED
+        case "sinusoidal":
+            return SINUSOIDAL
+        case "none":
+            return NONE
+        case "rope":
+            return ROPE
+        case "alibi":
+            return ALIBI
+        case "t5":
+            return T5
+        case _:
+            assert_never(name)
+
+
 SCHEME_NAMES: Final[tuple[SchemeName, ...]] = get_args(SchemeName)  # the menu's order
+_BY_NAME: Final[dict[SchemeName, SchemeSpec]] = {name: _spec_of(name) for name in SCHEME_NAMES}
+_BY_TEXT: Final[dict[str, SchemeSpec]] = {str(k): v for k, v in _BY_NAME.items()}  # by any text
 SCHEMES: Final[tuple[SchemeSpec, ...]] = tuple(_BY_NAME[name] for name in SCHEME_NAMES)
 # Every scheme's options by name (the names are the Settings, link and flag keys, so unique).
 OPTIONS: Final[dict[str, SchemeOption]] = {o.name: o for s in SCHEMES for o in s.options}

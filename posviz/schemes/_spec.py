@@ -89,6 +89,17 @@ class SchemeOption:
             return f"{self.name} must be {self.allowed}, got {_number(value)}{fix}"
         return None
 
+    def text(self, value: OptionValue) -> str:
+        """``value`` as a link or a command line writes it (``500000``, ``0.5``, ``yarn``), so
+        that :meth:`parse` reads it back.
+
+        >>> SchemeOption("x", "X", "x", "float", 1.0, low=0, high=9).text(500_000.0)
+        '500000'
+        """
+        if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return str(value)
+
     def parse(self, raw: str) -> OptionValue:
         """``raw`` text (a link's, the command line's) as this option's value; ``ValueError``
         with :meth:`check`'s message if it is not one."""
@@ -115,10 +126,12 @@ def _number(value: object) -> str:
 @dataclass(frozen=True)
 class Rotation:
     """How a rotating scheme turns a vector at a position: ``angles(context_length, d,
-    options)`` ``[T, d]`` and ``rotate(x, angles)`` ``[n, d]``."""
+    options)`` ``[T, d]`` (float32, as models compute them), ``rotate(x, angles)`` ``[n, d]``,
+    and ``theta(d, options)``: each pair's angle per position, ``[d/2]`` float64."""
 
     angles: Callable[[int, int, Options], torch.Tensor]
     rotate: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+    theta: Callable[[int, Options], torch.Tensor]
 
 
 @dataclass(frozen=True)

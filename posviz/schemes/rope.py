@@ -69,9 +69,25 @@ def rope_rotate(x: torch.Tensor, angles: torch.Tensor) -> torch.Tensor:
     return x * cos + rotated * sin
 
 
+def rope_theta(emb_dim: int, *, base: float = ROPE_BASE) -> torch.Tensor:
+    """``theta_j = base^(-2j/d)`` of each pair ``(j, j + d/2)`` in float64 (the exact angle
+    per position that :func:`rope_angles` rounds to float32): shape ``[d/2]``.
+
+    >>> rope_theta(4)
+    tensor([1.0000, 0.0100], dtype=torch.float64)
+    """
+    half = emb_dim // 2
+    return base ** (-torch.arange(half, dtype=torch.float64) * 2 / (2 * half))
+
+
 def _angles(context_length: int, emb_dim: int, options: Options) -> torch.Tensor:
     """:func:`rope_angles` with the settings' options."""
     return rope_angles(context_length, emb_dim, base=float(options["rope_base"]))
+
+
+def _theta(emb_dim: int, options: Options) -> torch.Tensor:
+    """:func:`rope_theta` with the settings' options."""
+    return rope_theta(emb_dim, base=float(options["rope_base"]))
 
 
 ROPE: Final = SchemeSpec(
@@ -80,7 +96,7 @@ ROPE: Final = SchemeSpec(
     acts=Acts.ROTATES_QK,
     colour="#009E73",  # bluish green
     table_label="RoPE (cos/sin of its angles)",
-    rotation=Rotation(angles=_angles, rotate=rope_rotate),
+    rotation=Rotation(angles=_angles, rotate=rope_rotate, theta=_theta),
     options=ROPE_OPTIONS,
     titles=PanelTitles(
         embeddings=("token embeddings", "RoPE: cos(position × θᵢ)", "rotated token vectors"),

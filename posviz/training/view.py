@@ -33,6 +33,7 @@ from posviz.distance import DistanceCurve, distance_curve
 from posviz.geometry import Memo, TableGeometry, analyse_table, no_memo, per_table
 from posviz.pipeline import EmbeddingTables
 from posviz.position_tables import PositionalTable, gpt2_table
+from posviz.schemes import LEARNED
 from posviz.similarity import cosine_similarity
 from posviz.training.runs import TrainingRun
 
@@ -53,7 +54,7 @@ def step_table(run: TrainingRun, step: int) -> PositionalTable:
     """The run's positional table at ``step`` as a :class:`PositionalTable` (a learned one),
     keyed by the run's digest and the step."""
     return PositionalTable(
-        "learned",
+        LEARNED,
         f"{run_label(run)}, step {step:,}",
         run.table(step),
         ("training", run.digest, step),

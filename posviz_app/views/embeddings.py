@@ -10,9 +10,9 @@ import streamlit as st
 from posviz.lesson.gpt2 import source_caption
 from posviz.lesson.lecture import input_answer, question_text, token_answer
 from posviz.lesson.repeats import lesson_sentence
-from posviz.lesson.schemes import SCHEME_NOTES
 from posviz.plots import Canvas
 from posviz.plots.heatmaps import embeddings_chart
+from posviz.schemes import scheme
 from posviz_app import state
 from posviz_app.chart import chart_canvas, show_chart
 from posviz_app.room import Room, ask_or_answer, chart_room, keyed_markdown
@@ -51,7 +51,7 @@ def _chart(room: Room) -> None:
         if settings.weights == "gpt2":
             st.markdown(source_caption(state.tables_commit(), len(embeddings.token_ids)))
         else:
-            st.markdown(SCHEME_NOTES[settings.scheme])
+            st.markdown(scheme(settings.scheme).words.note)
         return
     drawn = embeddings_chart(
         embeddings, lecture=True, panels=slide.panels, outlines=slide.outlines, canvas=canvas

@@ -12,6 +12,7 @@ from posviz.lesson.lecture import question_text, similarity_answer
 from posviz.lesson.repeats import similarity_sentence
 from posviz.lesson.schemes import position_panel_note
 from posviz.plots.heatmaps import similarity_chart
+from posviz.schemes import scheme
 from posviz_app.chart import chart_canvas, show_chart
 from posviz_app.room import Room, ask_or_answer, chart_room, explain, keyed_markdown
 
@@ -42,7 +43,7 @@ def _chart(room: Room) -> None:
     decisions = drawn.decisions  # and the numbers of the cells it drew
     keyed_markdown(similarity_sentence(decisions), "lesson")
     show_chart(drawn.spec, key=KEY, canvas=canvas)
-    if settings.scheme == "learned" and decisions.neighbours is not None:
+    if scheme(settings.scheme).learned and decisions.neighbours is not None:
         st.markdown(neighbour_sentence(decisions))
         explain(pattern_sentence(decisions, trained=settings.weights == "gpt2"), lecture=False)
     else:
