@@ -32,7 +32,7 @@ from posviz.attention import book_attention_weights, self_attention
 from posviz.batching import Batch, make_batch
 from posviz.codegen import reproduction_script
 from posviz.compare import OrderComparison, compare_order, compare_with_text
-from posviz.config import SCHEMES, Scheme, Settings, SettingsError, validate
+from posviz.config import SCHEMES, Scheme, Settings, SettingsError, validate, with_options
 from posviz.distance import DistanceView, build_distance
 from posviz.embeddings import SeededEmbeddings
 from posviz.geometry import GeometryView, build_geometry
@@ -42,6 +42,7 @@ from posviz.plots.distance import distance_figure
 from posviz.plots.geometry import geometry_figure
 from posviz.plots.heatmaps import embeddings_figure, similarity_figure
 from posviz.plots.word_order import compare_figure
+from posviz.schemes import SchemeSpec, scheme
 from posviz.tokenizer import TokenizerDataError, decode, encode
 from posviz.view import View, build_view, build_word_order
 
@@ -53,6 +54,7 @@ __all__ = [
     "GeometryView",
     "OrderComparison",
     "Scheme",
+    "SchemeSpec",
     "SeededEmbeddings",
     "Settings",
     "SettingsError",
@@ -75,8 +77,10 @@ __all__ = [
     "geometry_figure",
     "make_batch",
     "reproduction_script",
+    "scheme",
     "self_attention",
     "show",
     "similarity_figure",
     "validate",
+    "with_options",
 ]

@@ -92,14 +92,19 @@ class DistanceCurve:
         return int(self.mean.shape[0])
 
 
-def distance_curve(positional: PositionalTable) -> DistanceCurve:
-    """Mean, smallest and largest ``cos(row i, row i + k)`` over ``i``, for ``k = 0 … P-1``.
+def cosine_by_distance(table: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Mean, smallest and largest ``cos(row i, row i + k)`` over ``i`` of ``table`` ``[P, d]``,
+    for ``k = 0 … P-1``: three ``[P]`` float64 tensors.
 
     Every diagonal of the ``[P, P]`` cosine matrix at once: its entry ``(i, i + k)`` sits at
     ``i * (P + 1) + k`` of the flattened matrix, so a strided ``[P, P]`` view of it (padded
     by ``P``) holds diagonal ``k`` in column ``k``, rows ``i < P - k`` (the rest wraps).
+
+    >>> mean, low, high = cosine_by_distance(torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]))
+    >>> mean.tolist(), low.tolist(), high.tolist()
+    ([1.0, 0.0, 1.0], [1.0, 0.0, 1.0], [1.0, 0.0, 1.0])
     """
-    unit = unit_rows(positional.table).float()  # [P, d]
+    unit = unit_rows(table).float()  # [P, d]
     rows = unit.shape[0]
     flat = unit.new_zeros(rows * (rows + 1))
     torch.mm(unit, unit.T, out=flat[: rows * rows].view(rows, rows))  # [P, P] cosines
@@ -110,44 +115,55 @@ def distance_curve(positional: PositionalTable) -> DistanceCurve:
     total = by_distance.masked_fill(outside, 0.0).sum(dim=0, dtype=torch.float64)  # [P]
     low = by_distance.masked_fill(outside, torch.inf).amin(dim=0).double()
     high = by_distance.masked_fill(outside, -torch.inf).amax(dim=0).double()
-    clamp = (-1.0, 1.0)  # float32 products of unit rows can pass 1 by a rounding
-    return DistanceCurve(
-        positional.scheme,
-        positional.label,
-        (total / counts).clamp(*clamp),
-        low.clamp(*clamp),
-        high.clamp(*clamp),
-        positional.trained,
-    )
+    # float32 products of unit rows can pass 1 by a rounding
+    return (total / counts).clamp(-1.0, 1.0), low.clamp(-1.0, 1.0), high.clamp(-1.0, 1.0)
+
+
+def distance_curve(positional: PositionalTable) -> DistanceCurve:
+    """Mean, smallest and largest ``cos(row i, row i + k)`` over ``i``, for ``k = 0 … P-1``
+    (:func:`cosine_by_distance` of the table)."""
+    mean, low, high = cosine_by_distance(positional.table)
+    return DistanceCurve(positional.scheme, positional.label, mean, low, high, positional.trained)
+
+
+def rope_score(token_embeddings: torch.Tensor, theta: torch.Tensor, *, rows: int) -> torch.Tensor:
+    """RoPE's score per distance: the cosine of one token vector ``x`` rotated to position
+    ``i`` and to position ``i + k``, averaged over the rows of ``token_embeddings`` ``[n, d]``,
+    for ``k = 0 … rows-1``: ``[rows]`` float64.
+
+    Rotations compose: ``(R_i x) · (R_{i+k} x) = x · R_k x = Σⱼ (x_j² + x_{j+d/2}²)·cos(k·θⱼ)``
+    (plus ``x_last²`` for an odd d, never rotated), the same for every ``i``. So the score is
+    that sum for unit ``x``, in float64 with RoPE's ``θⱼ`` (``theta`` ``[d/2]`` float64,
+    ``base^(-2j/d)``): it has no band. The tests rotate the vectors to every pair of positions
+    and compare.
+
+    >>> theta = torch.tensor([1.0], dtype=torch.float64)
+    >>> rope_score(torch.tensor([[1.0, 0.0]]), theta, rows=2).tolist()
+    [1.0, 0.5403023058681398]
+    """
+    emb_dim = token_embeddings.shape[1]
+    unit = unit_rows(token_embeddings)  # [n, d]
+    half = emb_dim // 2
+    energy = unit.square().mean(dim=0)  # [d]: share of |x|^2 per dimension, mean over tokens
+    pair_weights = energy[:half] + energy[half : 2 * half]  # [d/2]
+    distances = torch.arange(rows, dtype=torch.float64)[:, None]  # [P, 1]
+    score = torch.cos(distances * theta) @ pair_weights + energy[2 * half :].sum()  # [P]
+    return score.clamp(-1.0, 1.0)
 
 
 def rope_curve(
     token_embeddings: torch.Tensor, *, rows: int, options: Options | None = None
 ) -> DistanceCurve:
-    """RoPE's score per distance: the cosine of one token vector ``x`` rotated to position
-    ``i`` and to position ``i + k``, averaged over the rows of ``token_embeddings`` ``[n, d]``,
-    for ``k = 0 … rows-1``.
-
-    Rotations compose: ``(R_i x) · (R_{i+k} x) = x · R_k x = Σⱼ (x_j² + x_{j+d/2}²)·cos(k·θⱼ)``
-    (plus ``x_last²`` for an odd d, never rotated), the same for every ``i``. So the curve is
-    that sum for unit ``x``, in float64 with RoPE's ``θⱼ = base^(-2j/d)`` (the ``options``'
-    base), and its band has no width. The tests rotate the vectors to every pair of positions
-    and compare.
-    """
+    """RoPE's curve: :func:`rope_score` of the window's token vectors with RoPE's ``θⱼ`` (the
+    ``options``' base), ``k = 0 … rows-1``, the same for every ``i`` (its band has no width)."""
     n, emb_dim = token_embeddings.shape
     if n == 0:
         raise DistanceError("RoPE's curve needs at least one token vector, got none")
-    unit = unit_rows(token_embeddings)  # [n, d]
-    half = emb_dim // 2
-    energy = unit.square().mean(dim=0)  # [d]: share of |x|^2 per dimension, mean over tokens
-    pair_weights = energy[:half] + energy[half : 2 * half]  # [d/2]
     rotation = ROPE.rotation
     if rotation is None:
         raise DistanceError("RoPE's spec has no rotation")
     theta = rotation.theta(emb_dim, {**default_options(), **(options or {})})  # [d/2] float64
-    distances = torch.arange(rows, dtype=torch.float64)[:, None]  # [P, 1]
-    score = torch.cos(distances * theta) @ pair_weights + energy[2 * half :].sum()  # [P]
-    score = score.clamp(-1.0, 1.0)
+    score = rope_score(token_embeddings, theta, rows=rows)
     label = f"RoPE ({n} token vector{'s' if n > 1 else ''})"
     return DistanceCurve(ROPE, label, score, score.clone(), score.clone())
 

@@ -95,18 +95,12 @@ class TableGeometry:
     @property
     def variance_shares(self) -> torch.Tensor:
         """Each direction's share of the centred table's variance (sums to 1; zeros if none)."""
-        power = self.singular_values.square()  # [K]
-        total = float(power.sum())
-        return power / total if total > 0 else power
+        return variance_shares(self.singular_values)
 
     @property
     def directions_90(self) -> int:
         """How many directions hold 90 % of the variance (0 for a table without any)."""
-        shares = self.variance_shares
-        if not float(shares.sum()):
-            return 0
-        reached = torch.cumsum(shares, dim=0) >= VARIANCE_SHARE - 1e-12
-        return int(torch.nonzero(reached)[0]) + 1
+        return directions_90(self.singular_values)
 
     @property
     def shown_share(self) -> float:
@@ -128,10 +122,46 @@ class TableGeometry:
         return math.sqrt(steps / pairs)
 
 
-def analyse_table(positional: PositionalTable) -> TableGeometry:
-    """Centre ``positional.table`` ``[T, d]`` in float64 and project it on its first three
-    principal components (see the module docstring)."""
-    x = positional.table.double()  # [T, d]
+def variance_shares(singular_values: torch.Tensor) -> torch.Tensor:
+    """Each direction's share of the variance, from the centred table's singular values
+    (sums to 1; zeros for a table without variance).
+
+    >>> variance_shares(torch.tensor([3.0, 1.0])).tolist()
+    [0.8999999761581421, 0.10000000149011612]
+    """
+    power = singular_values.square()  # [K]
+    total = float(power.sum())
+    return power / total if total > 0 else power
+
+
+def directions_90(singular_values: torch.Tensor) -> int:
+    """How many directions hold :data:`VARIANCE_SHARE` (90 %) of the variance, from the
+    centred table's singular values (0 for a table without any).
+
+    >>> directions_90(torch.tensor([3.0, 1.0], dtype=torch.float64))
+    1
+    """
+    shares = variance_shares(singular_values)
+    if not float(shares.sum()):
+        return 0
+    reached = torch.cumsum(shares, dim=0) >= VARIANCE_SHARE - 1e-12
+    return int(torch.nonzero(reached)[0]) + 1
+
+
+def principal_components(
+    table: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
+    """The rows of ``table`` ``[T, d]``, centred in float64, on their first three principal
+    components (see the module docstring): ``points`` ``[T, 3]``, the singular values
+    ``[min(T, d)]`` (largest first), each row's length ``[T]`` (not centred), and how many
+    components (0-3) have a singular value above :data:`COMPONENT_FLOOR` of the largest (the
+    other columns of ``points`` are zeros).
+
+    >>> points, singular, norms, components = principal_components(torch.eye(2))
+    >>> points.shape, components, norms.tolist()
+    (torch.Size([2, 3]), 1, [1.0, 1.0])
+    """
+    x = table.double()  # [T, d]
     rows, emb_dim = x.shape
     centred = x - x.mean(dim=0, keepdim=True)  # [T, d]
     if rows <= emb_dim:  # the [T, T] Gram matrix: eigenvectors are the left singular vectors
@@ -152,11 +182,18 @@ def analyse_table(positional: PositionalTable) -> TableGeometry:
     biggest = shown.abs().argmax(dim=0)  # [3]
     signs = torch.sign(shown[biggest, torch.arange(3)])
     shown *= torch.where(signs == 0, 1.0, signs)
+    return shown, singular, torch.linalg.vector_norm(x, dim=1), components
+
+
+def analyse_table(positional: PositionalTable) -> TableGeometry:
+    """Centre ``positional.table`` ``[T, d]`` in float64 and project it on its first three
+    principal components (:func:`principal_components`)."""
+    points, singular, row_norms, components = principal_components(positional.table)
     return TableGeometry(
         table=positional,
-        points=shown,
+        points=points,
         singular_values=singular,
-        row_norms=torch.linalg.vector_norm(x, dim=1),
+        row_norms=row_norms,
         components=components,
     )
 
@@ -175,6 +212,17 @@ class TokenCosines:
     token_id: int
 
 
+def abs_cosines(positions: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """``|cos|`` between every row of ``positions`` ``[T, d]`` and every row of ``tokens``
+    ``[m, d]``: ``[T, m]``, float32 products of rows normalised in float64.
+
+    >>> abs_cosines(torch.tensor([[1.0, 0.0]]), torch.tensor([[-2.0, 0.0], [0.0, 1.0]]))
+    tensor([[1., 0.]])
+    """
+    unit_positions = unit_rows(positions).float()  # [T, d]
+    return (unit_positions @ unit_rows(tokens).float().T).abs()  # [T, m]
+
+
 def token_cosines(
     positional: PositionalTable,
     token_embeddings: torch.Tensor,
@@ -184,8 +232,7 @@ def token_cosines(
 ) -> TokenCosines:
     """``|cos|`` between every row of ``positional`` and every row of ``token_embeddings``
     ``[m, d]`` (the rows of ``token_ids``); float32 products of float64-normalised rows."""
-    unit_positions = unit_rows(positional.table).float()  # [T, d]
-    cosines = (unit_positions @ unit_rows(token_embeddings).float().T).abs()  # [T, m]
+    cosines = abs_cosines(positional.table, token_embeddings)  # [T, m]
     flat = int(cosines.argmax())
     position, column = divmod(flat, cosines.shape[1])
     return TokenCosines(

@@ -110,6 +110,22 @@ def gpt2_table(tables: EmbeddingTables, *, rows: int) -> PositionalTable:
     )
 
 
+def cos_sin_table(angles: torch.Tensor) -> torch.Tensor:
+    """Where a rotation by ``angles`` ``[rows, d]`` (a scheme's, e.g. RoPE's) carries ``(1, 0)``
+    in every pair ``(j, j + d/2)``: row ``p`` = ``cos(p·θⱼ) | sin(p·θⱼ)``, an odd last
+    dimension 1 (never rotated); ``[rows, d]`` float32.
+
+    >>> cos_sin_table(torch.tensor([[0.0, 0.0, 0.0], [1.0, 1.0, 0.0]]))
+    tensor([[1.0000, 0.0000, 1.0000],
+            [0.5403, 0.8415, 1.0000]])
+    """
+    rows, emb_dim = angles.shape
+    half = emb_dim // 2
+    half_angles = angles[:, :half].double()  # [rows, d/2], p * theta_j
+    parts = [torch.cos(half_angles), torch.sin(half_angles), torch.ones(rows, emb_dim % 2).double()]
+    return torch.cat(parts, dim=1).to(torch.float32)  # [rows, d]
+
+
 def formula_table(
     scheme: SchemeSpec, *, rows: int, emb_dim: int, options: Options | None = None
 ) -> PositionalTable:
@@ -128,10 +144,7 @@ def formula_table(
     if scheme.table is not None:
         return PositionalTable(scheme, scheme.table_label, scheme.table(rows, emb_dim), key)
     if scheme.rotation is not None:
-        half = emb_dim // 2
-        angles = scheme.rotation.angles(rows, emb_dim, options)[:, :half].double()  # [rows, d/2]
-        parts = [torch.cos(angles), torch.sin(angles), torch.ones(rows, emb_dim % 2).double()]
-        table = torch.cat(parts, dim=1).to(torch.float32)  # [rows, d]
+        table = cos_sin_table(scheme.rotation.angles(rows, emb_dim, options))  # [rows, d]
         return PositionalTable(scheme, scheme.table_label, table, key)
     if scheme.positionless:
         return PositionalTable(scheme, scheme.table_label, torch.zeros(rows, emb_dim), key)

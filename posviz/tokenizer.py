@@ -98,14 +98,21 @@ def _rank_key(byte: int) -> tuple[int, int]:
     return (0 if printable else 1, byte)
 
 
-def _build_encoding() -> tiktoken.Encoding:
-    ranks = mergeable_ranks_from(read_checked("vocab.bpe"), read_checked("encoder.json"))
+def gpt2_encoding(mergeable_ranks: dict[bytes, int]) -> tiktoken.Encoding:
+    """tiktoken's ``gpt2`` encoding made from GPT-2's BPE ranks (as
+    ``tiktoken_ext.openai_public.gpt2`` makes it): its pattern, ``<|endoftext|>`` = 50256."""
     return tiktoken.Encoding(
         name="gpt2",
         pat_str=r50k_pat_str,
-        mergeable_ranks=ranks,
+        mergeable_ranks=mergeable_ranks,
         special_tokens={END_OF_TEXT: END_OF_TEXT_ID},
         explicit_n_vocab=GPT2_VOCAB_SIZE,
+    )
+
+
+def _build_encoding() -> tiktoken.Encoding:
+    return gpt2_encoding(
+        mergeable_ranks_from(read_checked("vocab.bpe"), read_checked("encoder.json"))
     )
 
 

@@ -29,7 +29,7 @@ NAMES = ("token_embeddings", "pos_embeddings", "input_embeddings")
 # defines them.
 COMPARE_NAMES = ("context_first", "context_second", "positioned_first", "positioned_second")
 SHAPE_NAMES = ("geometry", "cosines", "distance", "past_the_end", "gpt2_past_the_end")
-# The Attention part's results (posviz.codegen_attention).
+# The Attention part's results (posviz.codegen.attention).
 ATTENTION_NAMES = (
     "content_scores", "attn_scores", "attn_weights", "position_part", "scores_change",
     "weights_change", "shift_error",

@@ -9,6 +9,8 @@ gives its downloads, and with proxies pointing nowhere, so no test touches the n
 from __future__ import annotations
 
 import ast
+import inspect
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,12 +26,15 @@ from posviz.attention import book_attention_weights
 from posviz.batching import make_batch
 from posviz.codegen import BOOK_CH02_URL, reproduction_script, text_literal
 from posviz.compare import DEFAULT_COMPARE_TEXT, DEFAULT_TEXT, compare_order
-from posviz.config import SCHEMES, Settings, SettingsError, for_weights
+from posviz.config import SCHEMES, Settings, SettingsError, for_weights, with_options
 from posviz.embeddings import SeededEmbeddings
+from posviz.geometry import principal_components
 from posviz.gpt2.store import Gpt2Store
 from posviz.pipeline import WindowEmbeddings
 from posviz.presets import PRESETS, VERDICT_OPENING
+from posviz.scores import build_attention
 from posviz.tokenizer import encode
+from posviz.training.data import GPTDatasetV1
 from posviz.view import build_view
 
 HOSTILE_TEXTS = [
@@ -106,8 +111,11 @@ def test_script_uses_the_books_names_and_only_torch_and_tiktoken() -> None:
         if isinstance(node, ast.Import)
         for alias in node.names
     }
-    assert imported == {"torch", "tiktoken"}
-    assert not any(isinstance(node, ast.ImportFrom) for node in ast.walk(tree))
+    imported |= {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) if node.module
+    }
+    packages = {name.split(".")[0] for name in imported} - set(sys.stdlib_module_names)
+    assert packages == {"torch", "tiktoken"}  # and the standard library
     assigned = {
         target.id
         for node in ast.walk(tree)
@@ -213,7 +221,9 @@ BOOK_PRESET = next(preset for name, preset in PRESETS.items() if name.startswith
 
 def test_book_example_script_uses_the_books_data_loader() -> None:
     script = reproduction_script(BOOK_PRESET)
-    assert "class GPTDatasetV1(torch.utils.data.Dataset):" in script
+    assert inspect.getsource(GPTDatasetV1) in script  # the class posviz trains with
+    assert "class GPTDatasetV1(Dataset[tuple[torch.Tensor, torch.Tensor]]):" in script
+    assert 'token_ids = tokenizer.encode(txt, allowed_special={"<|endoftext|>"})' in script
     assert "for i in range(0, len(token_ids) - max_length, stride):" in script
     assert "batch_size = 8  # B" in script
     assert "DataLoader(\n    dataset, batch_size=batch_size, shuffle=False" in script
@@ -233,7 +243,7 @@ def test_script_says_why_it_does_not_use_the_books_loader(
     settings: Settings, book_windows: int
 ) -> None:
     script = reproduction_script(settings)
-    assert "GPTDatasetV1(torch" not in script
+    assert "class GPTDatasetV1(" not in script
     assert f"GPTDatasetV1 would give {book_windows} window(s) here" in script
 
 
@@ -398,8 +408,9 @@ def test_geometry_and_distance_scripts_reproduce_posviz(tmp_path: Path) -> None:
 
 def test_the_embeddings_script_has_no_view_part() -> None:
     script = reproduction_script(Settings())
-    assert "principal_components" not in script and "by_distance" not in script
-    assert "def principal_components(table):" in reproduction_script(Settings(), view="geometry")
+    assert "principal_components" not in script and "cosine_by_distance" not in script
+    geometry = reproduction_script(Settings(), view="geometry")
+    assert inspect.getsource(principal_components) in geometry
     distance = reproduction_script(Settings(context_length=20), view="distance")
     assert "beyond = 5  #" in distance  # the tab's default: a quarter of T
 
@@ -437,3 +448,30 @@ def test_gpt2_geometry_and_distance_scripts_read_the_same_tensors(
     assert torch.allclose(curves[3].low, smallest, atol=2e-6)
     assert distance["gpt2_past_the_end"] == "IndexError: index out of range in self"
     assert "position 1024 of GPT-2's wpe: IndexError" in stdout
+
+
+@pytest.mark.slow
+def test_scripts_use_the_schemes_options(tmp_path: Path) -> None:
+    """RoPE with base 500,000: the script's matrices, Distance curve and attention scores are
+    posviz's for that base, not for the default one."""
+    settings = with_options(
+        Settings(text=VERDICT_OPENING, scheme="rope", context_length=8, emb_dim=16, heads=2),
+        rope_base=500_000.0,
+    )
+    assert "options = {'rope_base': 500000.0}" in reproduction_script(settings)
+    scripts = [
+        reproduction_script(settings),
+        reproduction_script(settings, view="distance", beyond=2),
+        reproduction_script(settings, view="attention"),
+    ]
+    (embedded, distance, attention), _ = run_scripts_saved(scripts, tmp_path)
+    ours = _posviz_window(settings)
+    for name, tensor in zip(NAMES, embedded["window"], strict=True):
+        assert torch.equal(tensor, getattr(ours, name)), name
+    default = _posviz_window(replace(settings, scheme_options=()))
+    assert not torch.equal(embedded["window"][2], default.input_embeddings)
+    rope = distance_of(settings, beyond=2).curves[2]
+    assert torch.allclose(distance["distance"]["rope"][0], rope.mean, atol=2e-6)
+    shown = build_attention(build_view(settings)).shown
+    keep = ~shown.scores.isnan()
+    torch.testing.assert_close(attention["attn_scores"][keep], shown.scores[keep])

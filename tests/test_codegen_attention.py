@@ -8,6 +8,7 @@ MultiHeadAttention, so the float64 sums run in another order: equal to 1e-12."""
 from __future__ import annotations
 
 import ast
+import inspect
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,17 @@ from reproduce import run_scripts_saved
 
 from posviz.codegen import reproduction_script
 from posviz.config import SCHEMES, Settings, SettingsError
+from posviz.schemes import (
+    alibi_slopes,
+    rope_angles,
+    rope_rotate,
+    t5_bias_table,
+    t5_buckets,
+)
+from posviz.schemes.alibi import alibi_per_distance
+from posviz.schemes.t5 import t5_per_distance
 from posviz.scores import build_attention
+from posviz.training.model import MultiHeadAttention
 from posviz.view import build_view
 
 ROSE = "A rose is a rose is a rose."
@@ -61,18 +72,26 @@ def test_the_script_prints_posvizs_scores_and_weights(tmp_path: Path) -> None:
             assert entry["shift_error"] is None
 
 
-def test_the_script_writes_the_originals_out() -> None:
+def test_the_script_holds_the_functions_posviz_computed_with() -> None:
+    """The formulas are posviz's own, copied with inspect.getsource, not rewritten."""
     alibi = reproduction_script(Settings(scheme="alibi", heads=6, emb_dim=96), view="attention")
-    assert "def get_slopes(n):" in alibi and "get_slopes(2 * closest_power_of_2)[0::2]" in alibi
     t5 = reproduction_script(Settings(scheme="t5"), view="attention")
-    assert "def relative_position_bucket(" in t5 and "torch.nn.Embedding(32, heads)" in t5
     rope = reproduction_script(Settings(scheme="rope"), view="attention")
-    assert "def compute_rope_params(" in rope and "def apply_rope(x, cos, sin):" in rope
+    for script in (alibi, t5):
+        assert "import math\n" in script
+    for function in (alibi_per_distance, alibi_slopes):
+        assert inspect.getsource(function) in alibi
+    for function in (t5_per_distance, t5_buckets, t5_bias_table):
+        assert inspect.getsource(function) in t5
+    assert "T5_NUM_BUCKETS = 32\n" in t5 and "def alibi_slopes(" not in t5
+    assert "alibi_per_distance(relative.flatten(), heads=heads, seed=seed)" in alibi
+    for function in (rope_angles, rope_rotate):
+        assert inspect.getsource(function) in rope
+    assert "ROPE_BASE = 10000.0\n" in rope and "import math\n" not in rope
     for script in (alibi, t5, rope):
         ast.parse(script)
-        assert "class MultiHeadAttention(torch.nn.Module):" in script
+        assert inspect.getsource(MultiHeadAttention) in script  # the book's, as posviz has it
         assert "torch.manual_seed(789)" in script
-    assert "import math\n" in alibi and "import math\n" not in rope
 
 
 def test_heads_that_do_not_fit_give_no_script() -> None:

@@ -105,9 +105,9 @@ ROPE: Final = SchemeSpec(
     ),
     words=SchemeWords(
         note="RoPE adds nothing: it **rotates** each pair of dimensions (j, j + d/2) of the "
-        "vector at position p by the angle p·θⱼ, θⱼ = 10000^(−2j/d). The middle panel shows "
-        "cos(p·θⱼ). Real models (Llama) rotate the queries and keys inside attention, not the "
-        "input; posviz rotates the token vectors to show the effect.",
+        "vector at position p by the angle p·θⱼ, θⱼ = base^(−2j/d) (base 10,000 unless set). "
+        "The middle panel shows cos(p·θⱼ). Real models (Llama) rotate the queries and keys "
+        "inside attention, not the input; posviz rotates the token vectors to show the effect.",
         position_panel_note=(
             "Middle: similarity of cos(position × θᵢ), the rotation RoPE applies; real models "
             "rotate queries and keys inside attention, not the input."

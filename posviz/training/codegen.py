@@ -6,7 +6,8 @@ The script holds the book's classes as posviz runs them: the source of
 ``FeedForward``, ``TransformerBlock`` and ``GPTModel``, :mod:`posviz.training.data`'s
 ``GPTDatasetV1`` and ``create_dataloader_v1``, and :mod:`posviz.training.train`'s
 ``calc_loss_batch``, ``calc_loss_loader`` and ``evaluate_model``, copied by
-:func:`inspect.getsource`, so the code shown is the code that made the run. Around them it
+:func:`inspect.getsource` with what they use (:func:`posviz.codegen._source.sources`), so the
+code shown is the code that made the run. Around them it
 writes the run's settings, the text (``the-verdict.txt`` beside the script, else downloaded
 from the book's repository), the vocabulary of the text's tokens, the same seeds and
 generators as :func:`posviz.training.train.train`, chapter 5's loop, and the numbers. It needs
@@ -20,10 +21,12 @@ torch and tiktoken, not posviz; with the run's torch and threads it gives the ru
 
 from __future__ import annotations
 
-import inspect
 import textwrap
 from typing import Final
 
+from posviz.codegen._source import import_block, sources
+from posviz.distance import cosine_by_distance
+from posviz.lesson.training import two
 from posviz.training.config import TrainingConfig
 from posviz.training.data import VERDICT_URL, GPTDatasetV1, create_dataloader_v1
 from posviz.training.model import (
@@ -37,7 +40,7 @@ from posviz.training.model import (
     TransformerBlock,
 )
 from posviz.training.train import calc_loss_batch, calc_loss_loader, evaluate_model
-from posviz.training.view import FAR
+from posviz.training.view import FAR, movement
 
 BOOK_URL: Final = "https://github.com/rasbt/LLMs-from-scratch"
 _WIDTH: Final = 92  # the script's docstring lines
@@ -57,18 +60,7 @@ downloads GPT-2's vocabulary on its first run).
 
 from __future__ import annotations
 
-import os
-import urllib.request
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Protocol
-
-import tiktoken
-import torch
-from torch import nn
-from torch.utils.data import DataLoader, Dataset
-
-Loader = Iterable
+{imports}
 '''
 
 _SETTINGS: Final = """
@@ -99,10 +91,6 @@ train_data, val_data = text_data[:split_idx], text_data[split_idx:]
 gpt2_tokenizer = tiktoken.get_encoding("gpt2")
 
 
-class Tokenizer(Protocol):
-    def encode(self, text: str) -> list[int]: ...
-
-
 class TextVocabulary:
     \"\"\"GPT-2's tokens of the text, numbered 0 … V-1 in the order of their GPT-2 ids (a
     50,257-row table for 1,417 tokens makes every step about 8 times slower).\"\"\"
@@ -114,8 +102,9 @@ class TextVocabulary:
         self.gpt2_ids = sorted(found)
         self.index = {{token_id: i for i, token_id in enumerate(self.gpt2_ids)}}
 
-    def encode(self, text):
-        return [self.index[token_id] for token_id in gpt2_tokenizer.encode(text)]
+    def encode(self, text, allowed_special=frozenset()):
+        token_ids = gpt2_tokenizer.encode(text, allowed_special=allowed_special)
+        return [self.index[token_id] for token_id in token_ids]
 
 
 vocabulary = TextVocabulary([train_data, val_data])
@@ -179,28 +168,17 @@ pos_embeddings = model.pos_emb.weight.detach().clone()  # [T, d]: the table on s
 train_loss, val_loss = evaluate_model(model, train_eval_loader, val_loader, device)
 
 
-def mean_cosine_by_distance(table):
-    \"\"\"For k = 0 … T-1: the mean over i of cos(row i, row i + k), in float64.\"\"\"
-    unit = table.double() / torch.linalg.vector_norm(table.double(), dim=1, keepdim=True)
-    cosines = unit @ unit.T  # [T, T]
-    return [float(cosines.diagonal(k).mean()) for k in range(len(table))]
-
-
-def two(value):
-    \"\"\"Two decimals, never "-0.00".\"\"\"
-    return f"{{round(value, 2) + 0.0:.2f}}"
-
-
-now, before = mean_cosine_by_distance(pos_embeddings), mean_cosine_by_distance(start_table)
-moved = torch.linalg.vector_norm((pos_embeddings - start_table).double(), dim=1)  # [T]
-start_norms = torch.linalg.vector_norm(start_table.double(), dim=1)  # [T]
+# posviz's functions above: the view's curve, how far the rows moved, two decimals
+now = cosine_by_distance(pos_embeddings)[0].tolist()  # mean cosine of rows i and i + k, per k
+before = cosine_by_distance(start_table)[0].tolist()
+moved = movement(start_table, pos_embeddings)
 print(f"After {{steps:,}} steps neighbouring positions have cosine {{two(now[1])}} "
       f"(distance {far}: {{two(now[{far}])}}); at step 0 they had {{two(before[1])}} "
       f"({{two(before[{far}])}}).")
 print(f"Training loss {{train_loss:.2f}} (step 0: {{start_losses[0]:.2f}}), validation loss "
       f"{{val_loss:.2f}} (step 0: {{start_losses[1]:.2f}}).")
-print(f"The rows moved {{float(moved.mean()):.3f}} on average; at step 0 they were "
-      f"{{float(start_norms.mean()):.3f}} long.")
+print(f"The rows moved {{moved.mean_moved:.3f}} on average; at step 0 they were "
+      f"{{moved.mean_start_norm:.3f}} long.")
 """
 
 _CLASSES: Final = (
@@ -216,13 +194,14 @@ _CLASSES: Final = (
     calc_loss_batch,
     calc_loss_loader,
     evaluate_model,
+    cosine_by_distance,
+    movement,
+    two,
 )
 
 
-def _sources() -> str:
-    """The book's classes and functions as posviz defines them, in the order they use each
-    other."""
-    return "\n\n".join(inspect.getsource(item) for item in _CLASSES)
+# The script's own imports, besides those of the classes and functions it copies
+_IMPORTS: Final = ("import os", "import urllib.request", "import tiktoken", "import torch")
 
 
 def training_script(config: TrainingConfig, *, step: int, name: str = "") -> str:
@@ -246,7 +225,9 @@ def training_script(config: TrainingConfig, *, step: int, name: str = "") -> str
         f"{config.threads} thread(s). The run was made by: "
         f"{' '.join(('posviz', 'train', *config.arguments()))}"
     )
+    copied = sources(*_CLASSES)
     header = _HEADER.format(
+        imports=import_block({*_IMPORTS, *copied.imports}),
         name=name or f"{config.init}-init",
         steps=f"{step:,}",
         settings=textwrap.fill(settings, width=_WIDTH, break_on_hyphens=False),
@@ -274,4 +255,4 @@ def training_script(config: TrainingConfig, *, step: int, name: str = "") -> str
         small_std=SMALL_INIT_STD,
         far=min(FAR, config.context_length - 1),
     )
-    return f"{header}{body}\n\n{_sources()}\n{training}"
+    return f"{header}{body}\n\n{copied.text}\n{training}"

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Final, Protocol
@@ -88,8 +89,8 @@ def split_text(text: str, *, train_ratio: float) -> tuple[str, str]:
 class Tokenizer(Protocol):
     """What ``GPTDatasetV1`` needs of a tokenizer: tiktoken's ``encode``."""
 
-    def encode(self, text: str) -> list[int]:
-        """Token ids of ``text``."""
+    def encode(self, text: str, *, allowed_special: AbstractSet[str]) -> list[int]:
+        """Token ids of ``text``, the special tokens ``allowed_special`` allowed in it."""
         ...
 
 
@@ -112,9 +113,10 @@ class TextVocabulary:
         """V: rows of the model's token table and columns of its output head."""
         return len(self.gpt2_ids)
 
-    def encode(self, text: str) -> list[int]:
+    def encode(self, text: str, *, allowed_special: AbstractSet[str] = frozenset()) -> list[int]:
         """``text``'s token ids in this vocabulary (:class:`TrainingDataError` for a GPT-2
-        token it does not hold)."""
+        token it does not hold). ``<|endoftext|>`` is one token, as posviz reads every text;
+        ``allowed_special`` is tiktoken's argument, which the book's ``GPTDatasetV1`` passes."""
         index = {gpt2_id: i for i, gpt2_id in enumerate(self.gpt2_ids)}
         ids = encode(text)
         missing = sorted(set(ids) - index.keys())
@@ -137,7 +139,7 @@ class GPTDatasetV1(Dataset[tuple[torch.Tensor, torch.Tensor]]):
     def __init__(self, txt: str, tokenizer: Tokenizer, max_length: int, stride: int) -> None:
         self.input_ids: list[torch.Tensor] = []
         self.target_ids: list[torch.Tensor] = []
-        token_ids = tokenizer.encode(txt)
+        token_ids = tokenizer.encode(txt, allowed_special={"<|endoftext|>"})
         for i in range(0, len(token_ids) - max_length, stride):
             input_chunk = token_ids[i : i + max_length]
             target_chunk = token_ids[i + 1 : i + max_length + 1]

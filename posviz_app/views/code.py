@@ -36,8 +36,10 @@ def render(room: Room) -> None:
     st.markdown(
         "This script uses only `torch` and `tiktoken` and recreates exactly the batch and the "
         "three matrices on screen, as section 2.8 builds them "
-        f"([the book's chapter-2 code]({BOOK_CH02_URL}); `pip install torch tiktoken`; "
-        "tiktoken downloads GPT-2's vocabulary on its first run)."
+        f"([the book's chapter-2 code]({BOOK_CH02_URL}); `pip install torch tiktoken`). Its "
+        "formulas are posviz's own functions, copied from the code that drew the page. "
+        "Where posviz is installed it reads GPT-2's vocabulary from posviz's copy; elsewhere "
+        "tiktoken downloads it on its first run."
     )
     revision = gpt2_revision(settings)
     if settings.weights == "gpt2":

@@ -1,7 +1,7 @@
 """A short PyTorch + tiktoken script that recreates the batch and the matrices on screen.
 
 :func:`reproduction_script` writes the book's section 2.8 code for the current settings:
-tokenize with ``tiktoken.get_encoding("gpt2")``, seed torch, create ``token_embedding_layer``
+tokenize with tiktoken's ``gpt2`` encoding, seed torch, create ``token_embedding_layer``
 and ``pos_embedding_layer`` (in that order, even when the scheme does not use the positional
 table, so the random numbers are the same), cut the batch ``inputs [B, n]``, and combine the
 tables by the scheme into ``token_embeddings [B, n, d]``, ``pos_embeddings [n, d]`` and
@@ -9,9 +9,20 @@ tables by the scheme into ``token_embeddings [B, n, d]``, ``pos_embeddings [n, d
 batch is bit for bit the three matrices posviz shows. The batch is cut by the book's
 ``GPTDatasetV1`` and ``DataLoader`` whenever they give the page's windows (the *Book §2.8*
 example: ``[8, 4]``); otherwise (the book's dataset needs one more token after each window, as
-its target) by the same sliding window written out, with a comment saying why. The arithmetic
-of the sinusoidal and RoPE schemes is written exactly as in :mod:`posviz.schemes`. In compare
+its target) by the same sliding window written out, with a comment saying why. In compare
 mode the script adds the book's ``SelfAttention_v2`` and prints the comparison.
+
+Every formula is posviz's own function, copied by :func:`inspect.getsource` with the functions
+and constants it uses (:mod:`posviz.codegen._source`): the script holds the source of each
+function of :data:`_LIBRARY` it calls, the book's ``GPTDatasetV1`` as
+:mod:`posviz.training.data` has it, ``sinusoidal_encoding``, ``rope_angles``... as
+:mod:`posviz.schemes` computes them. What the script writes for each scheme is
+:mod:`posviz.codegen._schemes`.
+
+GPT-2's tokenizer: where posviz is installed the script builds tiktoken's ``gpt2`` encoding
+from the copies of GPT-2's files posviz ships (``posviz/data``, found without importing
+posviz, read by tiktoken's own loader and checked against tiktoken's hashes), so it needs no
+network; elsewhere ``tiktoken.get_encoding("gpt2")`` downloads them on its first run.
 
 The user's text goes into the script as a Python string literal made by :func:`repr` (split
 into short pieces that Python joins), so no text can end the literal or add code. Lone
@@ -25,23 +36,30 @@ True
 
 from __future__ import annotations
 
+import ast
 from typing import Final
 
-from posviz.attention import ATTENTION_SEED
+from posviz.attention import ATTENTION_SEED, book_attention_weights, self_attention
 from posviz.batching import Batch
-from posviz.codegen_attention import BIAS_FUNCTIONS, attention_part
-from posviz.codegen_shapes import CodeView, shapes_part
-from posviz.compare import match_permutation
-from posviz.config import (
-    GPT2_VOCAB_SIZE,
-    SCORE_BIAS,
-    Scheme,
-    Settings,
-    SettingsError,
-    check_heads,
+from posviz.codegen._schemes import scheme_code
+from posviz.codegen._source import Item, import_block, sources
+from posviz.codegen.attention import BOOK_CH03_URL, attention_part
+from posviz.codegen.shapes import CodeView, shapes_part
+from posviz.compare import cosine, match_permutation
+from posviz.config import GPT2_VOCAB_SIZE, Settings, SettingsError, check_heads
+from posviz.distance import cosine_by_distance, rope_score
+from posviz.geometry import abs_cosines, directions_90, principal_components
+from posviz.position_tables import cos_sin_table
+from posviz.schemes import OPTIONS, SCHEMES, scheme
+from posviz.tokenizer import (
+    ENCODER_JSON_SHA256,
+    VOCAB_BPE_SHA256,
+    encode,
+    gpt2_encoding,
+    without_lone_surrogates,
 )
-from posviz.schemes import ROPE_BASE, SINUSOIDAL_BASE
-from posviz.tokenizer import encode, without_lone_surrogates
+from posviz.training.data import GPTDatasetV1
+from posviz.training.model import MultiHeadAttention
 from posviz.view import batch_for
 
 _PIECE_CHARS: Final = 60  # characters per piece of the text literal, for a readable script
@@ -50,7 +68,6 @@ BOOK_CH02_URL: Final = "https://github.com/rasbt/LLMs-from-scratch/tree/main/ch0
 BOOK_CH02_NOTEBOOK_URL: Final = (
     f"{BOOK_CH02_URL.replace('/tree/', '/blob/')}/01_main-chapter-code/ch02.ipynb"
 )
-BOOK_CH03_URL: Final = "https://github.com/rasbt/LLMs-from-scratch/tree/main/ch03"
 
 _HEADER: Final = '''\
 """Recreate posviz's view: token + position = input embeddings, as section 2.8 does.
@@ -58,17 +75,53 @@ _HEADER: Final = '''\
 Settings: {summary}
 The book's chapter-2 code: {ch02}
 Run it with: pip install torch tiktoken && python this_file.py
-(the first run of tiktoken downloads GPT-2's vocabulary).
+({downloads}).
 """
 
-import tiktoken
-import torch
+from __future__ import annotations
+
+{imports}
 
 '''
 
-_TABLES: Final = """\
-tokenizer = tiktoken.get_encoding("gpt2")
+_TOKENIZER: Final = '''\
+GPT2_FILES = ("vocab.bpe", "encoder.json")
+GPT2_SHA256 = (  # the files' sha256, as tiktoken publishes them
+    {vocab_bpe_sha256!r},
+    {encoder_json_sha256!r},
+)
 
+
+def gpt2_tokenizer():
+    """tiktoken's "gpt2" encoding. Where posviz is installed, from the copies of GPT-2's
+    vocab.bpe and encoder.json it ships (posviz/data, found without importing posviz), read by
+    tiktoken's own loader and checked against the hashes tiktoken publishes: no download.
+    Elsewhere tiktoken downloads them on its first run and keeps them in its cache."""
+    posviz_spec = importlib.util.find_spec("posviz")
+    if posviz_spec is not None and posviz_spec.submodule_search_locations:
+        folder = os.path.join(posviz_spec.submodule_search_locations[0], "data")
+        vocab_bpe, encoder_json = (os.path.join(folder, name) for name in GPT2_FILES)
+        if os.path.isfile(vocab_bpe) and os.path.isfile(encoder_json):
+            ranks = tiktoken.load.data_gym_to_mergeable_bpe_ranks(
+                vocab_bpe, encoder_json, *GPT2_SHA256
+            )
+            return gpt2_encoding(ranks)
+    return tiktoken.get_encoding("gpt2")
+
+
+tokenizer = gpt2_tokenizer()
+
+'''
+# The imports of every script, besides those of the functions it copies
+_IMPORTS: Final = (
+    "import importlib.util",
+    "import os",
+    "import tiktoken",
+    "import tiktoken.load",
+    "import torch",
+)
+
+_TABLES: Final = """\
 torch.manual_seed(seed)
 token_embedding_layer = torch.nn.Embedding({vocab_size}, emb_dim)
 # Made right after the token table, before the data loader (the book makes it after):
@@ -78,8 +131,6 @@ pos_embedding_layer = torch.nn.Embedding(context_length, emb_dim)  # made even i
 """
 
 _GPT2_TABLES: Final = '''\
-tokenizer = tiktoken.get_encoding("gpt2")
-
 # GPT-2 124M's trained tables instead of random ones (the seed is not used): wte.weight
 # [50257, 768] and wpe.weight [1024, 768] of openai-community/gpt2's model.safetensors on
 # the Hugging Face Hub. HTTP Range requests read the file's header and the two tables
@@ -117,29 +168,13 @@ pos_embedding_layer = torch.nn.Embedding.from_pretrained(read_table("wpe.weight"
 
 '''
 
-_GPT2_IMPORTS: Final = ("json", "os", "urllib.request")  # the standard library GPT-2 needs
+# the standard library GPT-2 needs
+_GPT2_IMPORTS: Final = ("import json", "import os", "import urllib.request")
 
 _BOOK_LOADER: Final = """\
-# The book's data loader (sections 2.6 and 2.8): windows of max_length tokens every stride
-# tokens, each with its next-token targets. One batch holds all B windows the page shows.
-class GPTDatasetV1(torch.utils.data.Dataset):
-    def __init__(self, txt, tokenizer, max_length, stride):
-        self.input_ids = []
-        self.target_ids = []
-        token_ids = tokenizer.encode(txt, allowed_special={{"<|endoftext|>"}})
-        for i in range(0, len(token_ids) - max_length, stride):
-            input_chunk = token_ids[i : i + max_length]
-            target_chunk = token_ids[i + 1 : i + max_length + 1]
-            self.input_ids.append(torch.tensor(input_chunk))
-            self.target_ids.append(torch.tensor(target_chunk))
-
-    def __len__(self):
-        return len(self.input_ids)
-
-    def __getitem__(self, idx):
-        return self.input_ids[idx], self.target_ids[idx]
-
-
+# The book's data loader (sections 2.6 and 2.8), GPTDatasetV1 above: windows of max_length
+# tokens every stride tokens, each with its next-token targets. One batch holds all B windows
+# the page shows.
 dataset = GPTDatasetV1(text, tokenizer, max_length=context_length, stride=stride)
 batch_size = {batch_size}  # B: every window in one batch, as the page shows them
 dataloader = torch.utils.data.DataLoader(
@@ -160,68 +195,10 @@ inputs = torch.tensor([token_ids[start : start + n] for start in starts])  # [B,
 _EMBED: Final = """
 print("inputs:", inputs.shape)  # [B, n]: the batch of token ids
 n = inputs.shape[1]  # tokens per window
-{prelude}
+
 with torch.no_grad():
     token_embeddings = token_embedding_layer(inputs)  # [B, n, emb_dim]
 """
-
-_ROPE_PRELUDE: Final = '''
-# RoPE's angles (as in the book's Llama notebook): dims j and j + d/2 of position p turn by
-# p * theta_j, theta_j = base^(-2j/d); an odd d leaves its last dim unrotated.
-half = emb_dim // 2
-inv_freq = 1.0 / ({rope_base!r} ** (torch.arange(0, 2 * half, 2)[:half].float() / (2 * half)))
-angles = torch.arange(n, dtype=torch.float32)[:, None] * inv_freq[None, :]  # [n, d/2]
-pad = torch.zeros(n, emb_dim - 2 * half)  # odd d: the last dim is not rotated
-angles = torch.cat([angles, angles, pad], dim=1)  # [n, emb_dim]
-
-
-def rotate(x):
-    """Rotate the rows of x [..., n, emb_dim] by their positions 0..n-1."""
-    x1, x2, rest = x[..., :half], x[..., half : 2 * half], x[..., 2 * half :]
-    rotated = torch.cat((-x2, x1, torch.zeros_like(rest)), dim=-1)
-    return x * torch.cos(angles) + rotated * torch.sin(angles)
-
-'''
-
-_SCHEMES: Final[dict[Scheme, str]] = {
-    "learned": """\
-    # learned (GPT-2, the book): add row p of the positional table to position p
-    pos_embeddings = pos_embedding_layer(torch.arange(n))  # [n, emb_dim]
-    input_embeddings = token_embeddings + pos_embeddings  # [B, n, emb_dim]
-""",
-    "sinusoidal": """\
-    # sinusoidal (Vaswani et al. 2017): PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(...)
-    positions = torch.arange(n, dtype=torch.float64)[:, None]  # [n, 1]
-    two_i = torch.arange(0, emb_dim, 2, dtype=torch.float64)  # 2i for each pair
-    angles = positions / {sinusoidal_base!r} ** (two_i / emb_dim)  # [n, ceil(d/2)]
-    encoding = torch.empty(n, emb_dim, dtype=torch.float64)
-    encoding[:, 0::2] = torch.sin(angles)
-    encoding[:, 1::2] = torch.cos(angles[:, : emb_dim // 2])  # odd d: last dim is a sine
-    pos_embeddings = encoding.to(torch.float32)  # [n, emb_dim]
-    input_embeddings = token_embeddings + pos_embeddings  # [B, n, emb_dim]
-""",
-    "none": """\
-    # none: no position signal; attention would be blind to word order
-    pos_embeddings = torch.zeros(n, emb_dim)  # [n, emb_dim]
-    input_embeddings = token_embeddings.clone()  # [B, n, emb_dim]
-""",
-    "alibi": """\
-    # ALiBi: nothing is added to the input; it adds -m * (i - j) to the attention scores
-    pos_embeddings = torch.zeros(n, emb_dim)  # [n, emb_dim]
-    input_embeddings = token_embeddings.clone()  # [B, n, emb_dim]
-""",
-    "t5": """\
-    # T5's relative bias: nothing is added to the input; it adds E[bucket(j - i)] to the scores
-    pos_embeddings = torch.zeros(n, emb_dim)  # [n, emb_dim]
-    input_embeddings = token_embeddings.clone()  # [B, n, emb_dim]
-""",
-    "rope": """\
-    # RoPE (Llama): nothing is added; rotate() turns each pair of dims by its position.
-    # Real models rotate queries and keys inside attention; here the token vectors.
-    pos_embeddings = torch.cos(angles)  # [n, emb_dim]: what posviz shows in the middle panel
-    input_embeddings = rotate(token_embeddings)  # [B, n, emb_dim]
-""",
-}
 
 _FOOTER: Final = """
 print("token_embeddings:", token_embeddings.shape)  # [B, n, emb_dim]
@@ -233,52 +210,30 @@ print("input_embeddings:", input_embeddings.shape)  # [B, n, emb_dim]
 
 _COMPARE: Final = '''
 # Compare mode: the window on screen and a second text, the same tokens in another order,
-# through the book's self-attention (chapter 3: {ch03}).
+# through the book's self-attention (chapter 3: {ch03}) as posviz runs it:
+# SelfAttention_v2(d, d)'s weights after torch.manual_seed({attention_seed})
+# (book_attention_weights) and its forward pass (self_attention), in float64, where a
+# reordering stays exact.
 compare_text = {compare_literal}
 causal = {causal}  # True: token i attends to tokens 0..i only, as GPT does
 first_ids = inputs[window]  # [n]
 second_ids = torch.tensor(
     tokenizer.encode(compare_text, allowed_special={{"<|endoftext|>"}})[:context_length]
 )  # [n]
+weights = book_attention_weights(d_in=emb_dim, d_out=emb_dim)  # W_query, W_key, W_value
 
 
-class SelfAttention_v2(torch.nn.Module):
-    def __init__(self, d_in, d_out, qkv_bias=False):
-        super().__init__()
-        self.W_query = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+def context_vectors(x, **positions):
+    """The context vectors [n, emb_dim] self_attention computes for the rows of x, with the
+    scheme's positions if given (rope=True and its angles, or a bias)."""
+    return self_attention(x, weights, causal=causal, **positions).context_vecs
 
 
-def context_vectors(sa, x, causal, rope, bias=None):
-    """SelfAttention_v2.forward, with section 3.5's causal mask, RoPE and a bias added to the
-    scaled scores (ALiBi, T5) as options."""
-    keys = sa.W_key(x)
-    queries = sa.W_query(x)
-    values = sa.W_value(x)
-    if rope:  # RoPE rotates queries and keys, not the input
-        queries, keys = rotate(queries), rotate(keys)
-    attn_scores = queries @ keys.T / keys.shape[-1] ** 0.5
-    if bias is not None:  # ALiBi, T5: added to the scaled scores, before the softmax
-        attn_scores = attn_scores + bias
-    if causal:
-        mask = torch.triu(torch.ones(len(x), len(x)), diagonal=1)
-        attn_scores = attn_scores.masked_fill(mask.bool(), -torch.inf)
-    attn_weights = torch.softmax(attn_scores, dim=-1)
-    return attn_weights @ values
-{bias_functions}
-
-def cosine(a, b):
-    return float(a @ b) / float(torch.linalg.vector_norm(a) * torch.linalg.vector_norm(b))
-
-
-torch.manual_seed({attention_seed})  # the book's seed for SelfAttention_v2
-sa_v2 = SelfAttention_v2(emb_dim, emb_dim).double()  # float64: a reordering stays exact
 with torch.no_grad():
     first_tokens = token_embedding_layer(first_ids)  # [n, emb_dim]
     second_tokens = token_embedding_layer(second_ids)  # [n, emb_dim]
-    context_first = context_vectors(sa_v2, first_tokens.double(), causal, rope=False)
-    context_second = context_vectors(sa_v2, second_tokens.double(), causal, rope=False)
+context_first = context_vectors(first_tokens)  # without positions
+context_second = context_vectors(second_tokens)
 {positioned}
 # The mean of the context vectors: a summary of the text that ignores order.
 no_positions = cosine(context_first.mean(dim=0), context_second.mean(dim=0))
@@ -287,46 +242,60 @@ print(f"cosine of the mean context vectors: no positions {{no_positions:.6f}}")
 print(f"cosine of the mean context vectors: with positions {{positions:.6f}}")
 '''
 
-_ADDED: Final = """\
-    # {scheme}: positions added to the token embeddings
-    positioned_first = context_vectors(
-        sa_v2, (first_tokens + pos_embeddings).double(), causal, rope=False
-    )
-    positioned_second = context_vectors(
-        sa_v2, (second_tokens + pos_embeddings).double(), causal, rope=False
-    )"""
-_COMPARE_POSITIONED: Final[dict[Scheme, str]] = {
-    "learned": _ADDED.format(scheme="learned"),
-    "sinusoidal": _ADDED.format(scheme="sinusoidal"),
-    "none": """\
-    # none: no position signal, the same computation again
-    positioned_first = context_vectors(sa_v2, first_tokens.double(), causal, rope=False)
-    positioned_second = context_vectors(sa_v2, second_tokens.double(), causal, rope=False)""",
-    "rope": """\
-    # RoPE: the input stays the token embeddings; queries and keys are rotated
-    positioned_first = context_vectors(sa_v2, first_tokens.double(), causal, rope=True)
-    positioned_second = context_vectors(sa_v2, second_tokens.double(), causal, rope=True)""",
-    "alibi": """\
-    # ALiBi: the input stays the token embeddings; -m * (i - j) is added to the scores, with
-    # the slope of a one-head layer (SelfAttention_v2 is one head); without the causal mask
-    # posviz makes it symmetric, -m * |i - j|
-    positions = torch.arange(len(first_ids))
-    distance = (positions[None, :] - positions[:, None]).abs()  # [n, n]: |i - j|
-    bias = torch.tensor(get_slopes(1), dtype=torch.float64)[0] * (-distance).double()
-    positioned_first = context_vectors(sa_v2, first_tokens.double(), causal, False, bias)
-    positioned_second = context_vectors(sa_v2, second_tokens.double(), causal, False, bias)""",
-    "t5": """\
-    # T5: the input stays the token embeddings; E[bucket(j - i)] is added to the scores, E
-    # T5's relative_attention_bias for one head, made after torch.manual_seed(seed): its
-    # random init (T5 learns it)
-    torch.manual_seed(seed)
-    relative_attention_bias = torch.nn.Embedding(32, 1)  # E [32, H]
-    positions = torch.arange(len(first_ids))
-    buckets = relative_position_bucket(positions[None, :] - positions[:, None])  # [n, n]
-    bias = relative_attention_bias.weight.double()[buckets][..., 0]  # [n, n], head 0
-    positioned_first = context_vectors(sa_v2, first_tokens.double(), causal, False, bias)
-    positioned_second = context_vectors(sa_v2, second_tokens.double(), causal, False, bias)""",
-}
+_DEFINITIONS: Final = """\
+# --- posviz's own functions, copied from its source: the code that computed the page -------
+{definitions}
+
+"""
+
+# The functions of posviz a script may call; it holds the source of those it calls
+# (posviz.codegen._source), and the functions and constants they use.
+_LIBRARY: Final[tuple[Item, ...]] = (
+    gpt2_encoding,
+    GPTDatasetV1,
+    book_attention_weights,
+    self_attention,
+    cosine,
+    MultiHeadAttention,
+    principal_components,
+    directions_90,
+    abs_cosines,
+    cosine_by_distance,
+    rope_score,
+    cos_sin_table,
+    # every scheme's functions: its formula's table, its rotation, its bias per distance
+    *(spec.table for spec in SCHEMES if spec.table is not None),
+    *(
+        function
+        for spec in SCHEMES
+        if spec.rotation
+        for function in (spec.rotation.angles, spec.rotation.rotate, spec.rotation.theta)
+    ),
+    *(spec.bias.per_distance for spec in SCHEMES if spec.bias is not None),
+)
+
+
+def _names(script: str) -> set[str]:
+    """The names ``script`` reads."""
+    return {
+        node.id
+        for node in ast.walk(ast.parse(script))
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+    }
+
+
+def called(script: str) -> tuple[Item, ...]:
+    """The functions and classes of :data:`_LIBRARY` that ``script`` calls by name.
+
+    >>> [item.__name__ for item in called("c = cosine(sinusoidal_encoding(4, 8)[0], y)")]
+    ['cosine', 'sinusoidal_encoding']
+    """
+    names = {
+        node.func.id
+        for node in ast.walk(ast.parse(script))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    return tuple(item for item in _LIBRARY if item.__name__ in names)
 
 
 def text_literal(text: str, *, indent: str = "    ") -> str:
@@ -366,6 +335,11 @@ def _loader(batch: Batch) -> str:
     return _PLAIN_LOADER.format(why=why)
 
 
+def _option_names() -> str:
+    """What the options are, for the script's comment: "RoPE base θ"."""
+    return ", ".join(option.label for option in OPTIONS.values()) or "no options"
+
+
 def _compare(settings: Settings, batch: Batch) -> str:
     """Compare mode's part of the script ("" when compare mode is off)."""
     if not settings.compare_text:
@@ -382,8 +356,7 @@ def _compare(settings: Settings, batch: Batch) -> str:
         compare_literal=text_literal(text),
         causal=settings.causal,
         attention_seed=ATTENTION_SEED,
-        positioned=_COMPARE_POSITIONED[settings.scheme],
-        bias_functions=BIAS_FUNCTIONS if settings.scheme in SCORE_BIAS else "",
+        positioned=scheme_code(scheme(settings.scheme)).compare,
     )
 
 
@@ -399,10 +372,10 @@ def reproduction_script(
     their shapes as section 2.8 does and, in compare mode, the self-attention comparison.
 
     ``view="geometry"`` or ``"distance"`` adds the numbers of that tab (see
-    :mod:`posviz.codegen_shapes`; ``beyond``: the Distance tab's positions past the context
+    :mod:`posviz.codegen.shapes`; ``beyond``: the Distance tab's positions past the context
     length, default its default); ``"attention"`` the Attention tab's head: the book's
-    ``MultiHeadAttention``, the scheme's RoPE, slopes or buckets written out, printing the
-    scores and weights (:mod:`posviz.codegen_attention`).
+    ``MultiHeadAttention`` with the scheme's positions, printing the scores and weights
+    (:mod:`posviz.codegen.attention`).
 
     With ``weights="gpt2"`` the script reads GPT-2's trained tables from the Hub at
     ``gpt2_revision`` (pass the commit the page shows, so the script reads the same tensors)
@@ -434,36 +407,39 @@ def reproduction_script(
         f"emb_dim = {settings.emb_dim}  # d, the book's output_dim\n"
         f"stride = {settings.effective_stride}\n"
         f"window = {settings.window}  # which window of the batch [B, T] the page shows\n"
-        f"seed = {settings.seed}{'  # not used: trained tables' if gpt2 else ''}\n\n"
+        f"seed = {settings.seed}{'  # not used: trained tables' if gpt2 else ''}\n"
     )
     tables = (
         _GPT2_TABLES.format(commit=gpt2_revision)
         if gpt2
         else _TABLES.format(vocab_size=GPT2_VOCAB_SIZE)
     )
-    prelude = _ROPE_PRELUDE.format(rope_base=ROPE_BASE) if settings.scheme == "rope" else ""
-    header = _HEADER.format(summary=summary, ch02=BOOK_CH02_URL)
+    downloads = "tiktoken downloads GPT-2's vocabulary on its first run, unless posviz is installed"
     if gpt2:
-        header = header.replace(
-            "(the first run of tiktoken downloads GPT-2's vocabulary).\n",
-            "(the first run of tiktoken downloads GPT-2's vocabulary; every run reads GPT-2's\n"
-            "two embedding tables, 157 MB, from the Hugging Face Hub).\n",
+        downloads += (
+            ";\nevery run reads GPT-2's two embedding tables, 157 MB, from the Hugging Face Hub"
         )
+    tokenizer = _TOKENIZER.format(
+        vocab_bpe_sha256=VOCAB_BPE_SHA256, encoder_json_sha256=ENCODER_JSON_SHA256
+    )
     body = _compare(settings, batch) + shapes_part(settings, view=view, beyond=beyond)
     if view == "attention":
         check_heads(settings)  # raises SettingsError for heads that do not fit d
         body += attention_part(settings)
-    imports = sorted({*(_GPT2_IMPORTS if gpt2 else ()), *(("math",) if "math." in body else ())})
-    if imports:
-        lines = "".join(f"import {name}\n" for name in imports)
-        header = header.replace("import tiktoken\n", f"{lines}\nimport tiktoken\n", 1)
-    return (
-        header
-        + values
+    code = (
+        tokenizer
         + tables
         + _loader(batch)
-        + _EMBED.format(prelude=prelude)
-        + _SCHEMES[settings.scheme].format(sinusoidal_base=SINUSOIDAL_BASE)
+        + _EMBED
+        + scheme_code(scheme(settings.scheme)).embed
         + _FOOTER
         + body
     )
+    if "options" in _names(code):  # the schemes' options, where a function reads them
+        values += f"options = {settings.options()!r}  # the schemes' options: {_option_names()}\n"
+    copied = sources(*called(code))
+    imports = {*_IMPORTS, *(_GPT2_IMPORTS if gpt2 else ()), *copied.imports}
+    header = _HEADER.format(
+        summary=summary, ch02=BOOK_CH02_URL, downloads=downloads, imports=import_block(imports)
+    )
+    return header + values + "\n" + _DEFINITIONS.format(definitions=copied.text) + code
