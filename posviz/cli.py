@@ -193,8 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
                 type=_option_parser(declared),
                 default=None,
                 metavar=declared.name.rsplit("_", 1)[-1].upper(),
-                help=f"--scheme {spec.name}: {declared.help} ({declared.allowed}; default "
-                f"{declared.text(declared.default)})",
+                help=f"--scheme {spec.name}: {declared.help.rstrip('.')} ({declared.allowed}; "
+                f"default {declared.default_text})",
             )
     parser.add_argument(
         "--weights",

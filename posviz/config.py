@@ -97,11 +97,16 @@ class Settings:
         """
         if name not in OPTIONS:
             return _unknown_option(name)
-        return dict(self.scheme_options).get(name, OPTIONS[name].default)
+        return self.options()[name]
 
     def options(self) -> dict[str, OptionValue]:
-        """Every scheme option, by name: the ones set, the others at their defaults."""
-        return {**default_options(), **dict(self.scheme_options)}
+        """Every scheme option, by name: the ones set, the others at their defaults (read from
+        the field an option names as its ``default_from``)."""
+        defaults = default_options()
+        for name, declared in OPTIONS.items():
+            if declared.default_from is not None:
+                defaults[name] = getattr(self, declared.default_from)
+        return {**defaults, **dict(self.scheme_options)}
 
     @property
     def effective_stride(self) -> int:
@@ -123,11 +128,12 @@ def with_options(settings: Settings, **values: OptionValue) -> Settings:
     ()
     """
     merged = {**dict(settings.scheme_options), **values}
+    defaults = replace(settings, scheme_options=()).options()
     kept = tuple(
         sorted(
             (name, value)
             for name, value in merged.items()
-            if name not in OPTIONS or value != OPTIONS[name].default
+            if name not in OPTIONS or value != defaults[name]
         )
     )
     return replace(settings, scheme_options=kept)

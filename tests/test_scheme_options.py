@@ -32,7 +32,7 @@ from posviz.distance import build_distance
 from posviz.geometry import build_geometry
 from posviz.notebook import show
 from posviz.query import query_from_settings, read_link
-from posviz.schemes import OPTIONS, ROPE
+from posviz.schemes import OPTIONS, ROPE, SchemeOption
 from posviz.scores import build_attention
 from posviz.tokenizer import encode
 from posviz.view import build_view, build_word_order
@@ -202,3 +202,24 @@ def test_the_notebook_takes_the_option_by_name() -> None:
     )
     rotated = np.asarray(figure.data[2].z, dtype=np.float32)
     np.testing.assert_array_equal(rotated, want[2].numpy())
+
+
+def test_an_option_may_take_its_default_from_another_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """RoPE's original length L₀ defaults to the context length T: an option names the field."""
+    declared = SchemeOption(
+        "x_original", "L₀", "the length trained on", "int", 16, low=1, high=1024,
+        default_from="context_length",
+    )  # fmt: skip
+    monkeypatch.setitem(OPTIONS, "x_original", declared)
+    settings = Settings(context_length=32)
+    assert settings.option("x_original") == 32
+    assert with_options(settings, x_original=32).scheme_options == ()  # the default: not kept
+    chosen = validate(with_options(settings, x_original=64))
+    assert chosen.option("x_original") == 64
+    assert query_from_settings(chosen) == {"context_length": "32", "x_original": "64"}
+    assert declared.check(0) == (
+        "x_original must be a whole number from 1 to 1,024, got 0; choose one in that range "
+        "(default the context_length)"
+    )

@@ -45,6 +45,11 @@ class SchemeOption:
     flag is ``--`` and the name with dashes (:attr:`flag`); the app draws one widget from
     ``label``, ``help``, ``kind`` and the range. Whole numbers (``int``) and numbers
     (``float``) lie in ``low … high``; a ``choice`` is one of ``choices``.
+
+    ``default_from``: the name of a :class:`~posviz.config.Settings` field whose value is the
+    default (RoPE's original length defaults to the context length T);
+    ``Settings.options()`` reads it there, and ``default`` stands only where no settings are
+    known (:func:`posviz.schemes.default_options`).
     """
 
     name: str
@@ -55,6 +60,14 @@ class SchemeOption:
     low: float | None = None
     high: float | None = None
     choices: tuple[str, ...] = ()
+    default_from: str | None = None
+
+    @property
+    def default_text(self) -> str:
+        """The default in words: ``10,000``, or ``the context_length``."""
+        if self.default_from is not None:
+            return f"the {self.default_from}"
+        return _number(self.default)
 
     @property
     def flag(self) -> str:
@@ -71,11 +84,13 @@ class SchemeOption:
 
     def check(self, value: object) -> str | None:
         """``None`` if ``value`` is allowed, else a message naming it, the range and the fix."""
-        fix = f"; choose one in that range (default {_number(self.default)})"
+        fix = f"; choose one in that range (default {self.default_text})"
         if self.kind == "choice":
             if isinstance(value, str) and value in self.choices:
                 return None
-            return f"{self.name} must be {self.allowed}, got {value!r} (default {self.default})"
+            return (
+                f"{self.name} must be {self.allowed}, got {value!r} (default {self.default_text})"
+            )
         if (
             isinstance(value, bool)
             or not isinstance(value, int | float)
