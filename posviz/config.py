@@ -21,16 +21,9 @@ from posviz.schemes import (
     default_options,
     scheme,
 )
-from posviz.schemes import (
-    SCHEMES as SCHEME_SPECS,
-)
 
 Scheme = SchemeName  # a scheme's name; everything about it: posviz.schemes.scheme(name)
 SCHEMES: Final[tuple[Scheme, ...]] = SCHEME_NAMES
-# Names for the code generator (posviz/codegen*.py) until its rewrite asks the specs; nothing
-# else reads these: ask the spec (``scheme(name).adds_to_input``, ``.biases_scores``).
-ADDS_TO_INPUT: Final = frozenset(s.name for s in SCHEME_SPECS if s.adds_to_input)
-SCORE_BIAS: Final = frozenset(s.name for s in SCHEME_SPECS if s.biases_scores)
 Weights = Literal["init", "gpt2"]  # the book's seeded random tables, or GPT-2 124M's trained
 WEIGHTS: Final[tuple[Weights, ...]] = get_args(Weights)
 
