@@ -286,7 +286,11 @@ def test_the_chart_component_holds_only_static_code() -> None:
         == "str(resources.files('posviz_app').joinpath('plotly_js'))"
     )
     hide = ast.unparse(values["_HIDE_LOADER"])
-    assert hide == "'<style>.st-key-posviz_plotly { display: none; }</style>'", hide
+    # the loader's key is named once, in posviz_app/state.py (a static string there)
+    assert hide == "f'<style>.st-key-{LOADER_NAME} {{ display: none; }}</style>'", hide
+    assert ast.unparse(values["LOADER_NAME"]) == "state.PLOTLY_LOADER"
+    state_source = (Path(__file__).parent.parent / "posviz_app" / "state.py").read_text()
+    assert 'PLOTLY_LOADER: Final = "posviz_plotly"' in state_source
     builds = {  # PlotlyBuild(name, folder name, folder, ...): the folders are the two above
         ast.unparse(node.args[2])
         for node in ast.walk(tree)
