@@ -107,6 +107,7 @@ def self_attention(
     causal: bool = False,
     rope: bool = False,
     angles: torch.Tensor | None = None,
+    scale: float = 1.0,
     bias: torch.Tensor | None = None,
     dtype: torch.dtype = torch.float64,
 ) -> Attention:
@@ -116,7 +117,9 @@ def self_attention(
     tokens ``0..i`` only), as GPT does. ``rope``: rotate the queries and keys of position ``p``
     by ``p * theta`` (see :func:`posviz.schemes.rope_rotate`), as RoPE does, by ``angles``
     ``[n, d_out]`` if given (a scheme's options: :attr:`posviz.schemes.Rotation.angles`), else
-    by :func:`posviz.schemes.rope_angles`; values and ``x`` are not rotated. ``bias``
+    by :func:`posviz.schemes.rope_angles`, the rotated queries and keys multiplied by ``scale``
+    (:attr:`posviz.schemes.Rotation.scale`: what cos and sin are multiplied by); values and
+    ``x`` are not rotated. ``bias``
     ``[n, n]``: added to the scaled scores before the softmax, as
     ALiBi and T5 do (:func:`posviz.schemes.score_bias`).
     """
@@ -131,6 +134,8 @@ def self_attention(
         if angles is None:
             angles = rope_angles(n, weights.d_out)  # [n, d_out]
         queries, keys = rope_rotate(queries, angles), rope_rotate(keys, angles)
+        if scale != 1.0:
+            queries, keys = queries * scale, keys * scale
     attn_scores = queries @ keys.T / keys.shape[-1] ** 0.5  # [n, n], scaled
     if bias is not None:
         attn_scores = attn_scores + bias.to(dtype)

@@ -155,10 +155,13 @@ def _summary(
     causal: bool,
     rope: bool,
     angles: torch.Tensor | None = None,
+    scale: float = 1.0,
     bias: torch.Tensor | None = None,
 ) -> OrderSummary:
-    attention_a = self_attention(x_a, weights, causal=causal, rope=rope, angles=angles, bias=bias)
-    attention_b = self_attention(x_b, weights, causal=causal, rope=rope, angles=angles, bias=bias)
+    attention_a, attention_b = (
+        self_attention(x, weights, causal=causal, rope=rope, angles=angles, scale=scale, bias=bias)
+        for x in (x_a, x_b)
+    )
     context_a, context_b = attention_a.context_vecs, attention_b.context_vecs  # [n, d_out]
     return OrderSummary(
         positions=positions,
@@ -208,11 +211,12 @@ def compare_order(
         causal=causal,
         rope=False,
     )
-    bias, angles = None, None
+    bias, angles, scale = None, None, 1.0
     spec = scheme_of(scheme)
     if spec.rotation is not None:  # RoPE rotates queries and keys inside attention, not the input
         x_a, x_b = a.token_embeddings, b.token_embeddings
         angles = spec.rotation.angles(len(ids_a), weights.d_out, options)  # [n, d_out]
+        scale = spec.rotation.scale(weights.d_out, options)  # on cos and sin (YaRN's factor)
     elif spec.biases_scores:  # ALiBi, T5: a bias on the scores of the one head
         x_a, x_b = a.token_embeddings, b.token_embeddings
         positions = torch.arange(len(ids_a))
@@ -228,6 +232,7 @@ def compare_order(
         causal=causal,
         rope=spec.rotates,
         angles=angles,
+        scale=scale,
         bias=bias,
     )
     return OrderComparison(

@@ -21,6 +21,9 @@ from posviz.schemes import (
     default_options,
     scheme,
 )
+from posviz.schemes import (
+    SCHEMES as SCHEME_SPECS,
+)
 
 Scheme = SchemeName  # a scheme's name; everything about it: posviz.schemes.scheme(name)
 SCHEMES: Final[tuple[Scheme, ...]] = SCHEME_NAMES
@@ -93,13 +96,18 @@ class Settings:
         return self.options()[name]
 
     def options(self) -> dict[str, OptionValue]:
-        """Every scheme option, by name: the ones set, the others at their defaults (read from
-        the field an option names as its ``default_from``)."""
-        defaults = default_options()
-        for name, declared in OPTIONS.items():
-            if declared.default_from is not None:
-                defaults[name] = getattr(self, declared.default_from)
-        return {**defaults, **dict(self.scheme_options)}
+        """Every scheme option, by name: the ones set, the others at their defaults (an option
+        that follows a field, such as RoPE's original length, at that field's value).
+
+        >>> Settings().options()["rope_base"]
+        10000.0
+        """
+        following = {
+            name: getattr(self, declared.follows)
+            for name, declared in OPTIONS.items()
+            if declared.follows is not None
+        }
+        return {**default_options(), **following, **dict(self.scheme_options)}
 
     @property
     def effective_stride(self) -> int:
@@ -113,20 +121,21 @@ def _unknown_option(name: str) -> NoReturn:
     )
 
 
-def with_options(settings: Settings, **values: OptionValue) -> Settings:
+def with_options(settings: Settings, **values: OptionValue | None) -> Settings:
     """``settings`` with the scheme options ``values`` set (not validated); an option set to
-    its default is dropped, so equal settings stay equal.
+    its default is dropped, so equal settings stay equal, and so is one set to ``None`` (an
+    empty box: the default; for an option that follows a field, that field's value).
 
     >>> with_options(Settings(), rope_base=10_000.0).scheme_options
     ()
     """
     merged = {**dict(settings.scheme_options), **values}
-    defaults = replace(settings, scheme_options=()).options()
     kept = tuple(
         sorted(
             (name, value)
             for name, value in merged.items()
-            if name not in OPTIONS or value != defaults[name]
+            if value is not None
+            and (name not in OPTIONS or OPTIONS[name].follows or value != OPTIONS[name].default)
         )
     )
     return replace(settings, scheme_options=kept)
@@ -143,6 +152,17 @@ def _check_options(settings: Settings) -> None:
         if name not in OPTIONS:
             _unknown_option(name)
         message = OPTIONS[name].check(value)
+        if message is not None:
+            raise SettingsError(message)
+    _check_rotations(settings, heads=1)  # the views that rotate whole vectors (d columns)
+
+
+def _check_rotations(settings: Settings, *, heads: int) -> None:
+    """Each rotation's own check of its options against ``emb_dim`` split into ``heads``."""
+    options = settings.options()
+    for spec in SCHEME_SPECS:
+        check = None if spec.rotation is None else spec.rotation.settings_check
+        message = None if check is None else check(options, settings.emb_dim, heads)
         if message is not None:
             raise SettingsError(message)
 
@@ -277,6 +297,8 @@ got 5; choose one of them, or another emb_dim
             f"RoPE rotates pairs of dimensions, so a head needs an even number of them; "
             f"emb_dim {settings.emb_dim} / heads {settings.heads} = {head_dim}: {fix}"
         )
+    if scheme(settings.scheme).rotates:
+        _check_rotations(settings, heads=settings.heads)
     return settings
 
 
@@ -358,7 +380,10 @@ def widget_values(settings: Settings) -> dict[str, object]:
     """
     values = {name: getattr(settings, name) for name in _FIELD_KEYS}
     values["stride"] = settings.effective_stride
-    return {**values, **settings.options()}
+    following = {  # an option that follows a field, not set: an empty box
+        name: None for name, declared in OPTIONS.items() if declared.follows is not None
+    }
+    return {**values, **settings.options(), **following, **dict(settings.scheme_options)}
 
 
 def settings_from_widgets(values: Mapping[str, object]) -> Settings:

@@ -162,7 +162,8 @@ def rope_curve(
     rotation = ROPE.rotation
     if rotation is None:
         raise DistanceError("RoPE's spec has no rotation")
-    theta = rotation.theta(emb_dim, {**default_options(), **(options or {})})  # [d/2] float64
+    chosen = {**default_options(), **(options or {})}
+    theta = rotation.theta(emb_dim, chosen, rows)  # [d/2] float64, read at rows positions
     score = rope_score(token_embeddings, theta, rows=rows)
     label = f"RoPE ({n} token vector{'s' if n > 1 else ''})"
     return DistanceCurve(ROPE, label, score, score.clone(), score.clone())

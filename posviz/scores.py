@@ -52,7 +52,7 @@ from typing import Final
 import torch
 
 from posviz.attention import AttentionWeights
-from posviz.config import Settings, check_heads
+from posviz.config import SHIFT_RANGE, Settings, check_heads
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings
 from posviz.position_tables import GPT2_POSITIONS, past_the_end
 from posviz.schemes import T5_MAX_DISTANCE, scheme, score_bias
@@ -228,6 +228,25 @@ class AttentionView:
         )
 
 
+def shift_limit(settings: Settings, tokens: int, *, past_end: bool = False) -> int:
+    """The largest shift M worth offering for a sentence of ``tokens`` tokens: a table that
+    ends (learned) holds it at ``rows − n`` at most, and with ``past_end`` up to ``rows`` (the
+    next positions raise torch's ``IndexError``, on purpose); a formula goes on, so far enough
+    that the sentence passes the context length T and the spec's ``shift_reach`` (T5: 129).
+    Within :data:`~posviz.config.SHIFT_RANGE`.
+
+    >>> shift_limit(Settings(), 9), shift_limit(Settings(), 9, past_end=True)
+    (7, 16)
+    >>> shift_limit(Settings(scheme="rope"), 9), shift_limit(Settings(scheme="t5"), 9)
+    (25, 138)
+    """
+    spec, high = scheme(settings.scheme), SHIFT_RANGE[1]
+    if spec.learned:
+        rows = table_rows(settings)
+        return max(0, min(high, rows if past_end else rows - tokens))
+    return min(high, max(settings.context_length, spec.shift_reach) + tokens)
+
+
 def table_rows(settings: Settings) -> int:
     """Rows of the learned table: the book's ``nn.Embedding(T, d)``, or GPT-2's 1,024."""
     return GPT2_POSITIONS if settings.weights == "gpt2" else settings.context_length
@@ -283,10 +302,15 @@ def _raw_scores(
     keys = projected[:, head_dim:].reshape(len(inputs), n, head_dim)
     rotation = spec.rotation
     if rotation is not None:  # llama3.py's rotation with its float32 angles, at both places
-        angles = rotation.angles(shift + n, head_dim, settings.options())  # [shift + n, dh]
-        places = [angles[:n], *([angles[shift:]] if shift else [])]
-        queries = torch.stack([queries[0], *(rotation.rotate(queries[0], a) for a in places)])
-        keys = torch.stack([keys[0], *(rotation.rotate(keys[0], a) for a in places)])
+        options = settings.options()
+        # each place read as an input of its own length (dynamic NTK's frequencies follow it)
+        places = [rotation.angles(n, head_dim, options)]  # [n, dh]
+        if shift:
+            places.append(rotation.angles(shift + n, head_dim, options)[shift:])  # [n, dh]
+        queries = torch.stack(
+            [queries[0], *(rotation.turn(queries[0], a, options) for a in places)]
+        )
+        keys = torch.stack([keys[0], *(rotation.turn(keys[0], a, options) for a in places)])
     scores = queries @ keys.transpose(1, 2) / head_dim**0.5  # [k, n, n]
     content = scores[0]
     if spec.adds_to_input or rotation is not None:

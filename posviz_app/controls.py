@@ -125,13 +125,16 @@ def scheme_options(name: str, *, trained: bool) -> None:
                 persist_state="session",
             )
         elif declared.kind == "int":
+            following = declared.follows is not None  # empty: the field's value (RoPE's L₀: T)
             st.number_input(
                 declared.label,
                 min_value=None if declared.low is None else int(declared.low),
                 max_value=None if declared.high is None else int(declared.high),
+                value=None if following else "min",
                 step=1,
                 key=declared.name,
                 help=declared.help,
+                placeholder=f"{declared.default_text} (empty)" if following else None,
                 disabled=trained,
                 persist_state="session",
             )

@@ -77,6 +77,7 @@ TRAIN_STEP: Final = "train_step"  # ... and its step
 HEADS: Final = "heads"  # the Attention tab's heads H, head K and shift M
 HEAD: Final = "head"
 SHIFT: Final = "shift"
+PAST_END: Final = "shift_past_end"  # the shift slider goes past a learned table's end
 # Other widgets.
 PRESET: Final = "preset"  # the example menu (a derived key: see derived_key)
 SEED_BOX: Final = "seed_box"  # the seed as typed (a derived key)

@@ -112,6 +112,8 @@ def test_the_controls_change_the_view(app_test: AppFactory) -> None:
     at.slider(key="shift").set_value(4).run()
     assert_ok(at)
     assert "the learned scheme's scores **change by up to" in text_of(at)
+    assert at.slider(key="shift").max == 7  # 7 ... 15: the table's last rows (issue 42)
+    at.toggle(key="shift_past_end").set_value(True).run()  # past its end, on purpose
     at.slider(key="shift").set_value(8).run()  # 8 ... 16: past nn.Embedding(16, 64)
     assert_ok(at)
     assert "raises `IndexError: index out of range in self` (torch's message)" in text_of(at)

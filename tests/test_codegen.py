@@ -458,7 +458,9 @@ def test_scripts_use_the_schemes_options(tmp_path: Path) -> None:
         Settings(text=VERDICT_OPENING, scheme="rope", context_length=8, emb_dim=16, heads=2),
         rope_base=500_000.0,
     )
-    assert "options = {'rope_base': 500000.0}" in reproduction_script(settings)
+    assert "options = {'rope_base': 500000.0, 'rope_scaling': 'default'" in reproduction_script(
+        settings
+    )
     scripts = [
         reproduction_script(settings),
         reproduction_script(settings, view="distance", beyond=2),
@@ -475,3 +477,22 @@ def test_scripts_use_the_schemes_options(tmp_path: Path) -> None:
     shown = build_attention(build_view(settings)).shown
     keep = ~shown.scores.isnan()
     torch.testing.assert_close(attention["attn_scores"][keep], shown.scores[keep])
+
+
+def test_the_code_tab_runs_ropes_context_extension(tmp_path: Path) -> None:
+    """YaRN with s = 4 past L₀ = 4: the script copies the scaling's functions, and its attention
+    scores are the ones posviz drew under YaRN, not under plain RoPE."""
+    settings = with_options(
+        Settings(text=VERDICT_OPENING, scheme="rope", context_length=8, emb_dim=16, heads=2),
+        rope_scaling="yarn",
+        rope_original=4,
+    )
+    script = reproduction_script(settings, view="attention")
+    assert "'rope_scaling': 'yarn'" in script
+    assert "def _yarn(" in script
+    (attention,), _ = run_scripts_saved([script], tmp_path)
+    shown = build_attention(build_view(settings)).shown
+    keep = ~shown.scores.isnan()
+    torch.testing.assert_close(attention["attn_scores"][keep], shown.scores[keep])
+    plain = build_attention(build_view(replace(settings, scheme_options=()))).shown
+    assert not torch.allclose(attention["attn_scores"][keep], plain.scores[keep])

@@ -87,7 +87,11 @@ def test_the_script_holds_the_functions_posviz_computed_with() -> None:
     assert "alibi_per_distance(relative.flatten(), heads=heads, seed=seed)" in alibi
     for function in (rope_angles, rope_rotate):
         assert inspect.getsource(function) in rope
-    assert "ROPE_BASE = 10000.0\n" in rope and "import math\n" not in rope
+    assert "ROPE_BASE = 10000.0\n" in rope
+    # RoPE's context extensions are copied too (they use math); every import is used
+    for script in (alibi, t5, rope):
+        body = script.replace("import math\n", "")
+        assert ("import math\n" in script) == ("math." in body)
     for script in (alibi, t5, rope):
         ast.parse(script)
         assert inspect.getsource(MultiHeadAttention) in script  # the book's, as posviz has it

@@ -1,4 +1,4 @@
-"""RoPE's context extensions (:mod:`posviz.rope_scaling`) against transformers 5.17.0's rope
+"""RoPE's context extensions (:mod:`posviz.schemes.rope_scaling`) against transformers 5.17.0's rope
 functions and the book's ``compute_rope_params``, as ``tests/reference.py`` transcribes them
 (without posviz): the frequencies and attention factor of every scaling, cos and sin, the
 attention scores at positions ``0 … n−1`` and shifted, the checks, and the sentence's numbers."""
@@ -15,16 +15,16 @@ import reference
 import torch
 
 from posviz import schemes
-from posviz.rope_scaling import (
+from posviz.schemes.rope_scaling import (
     SCALING_SPECS,
     SCALINGS,
     RopeConfig,
     Scaling,
     check_rope,
     inv_freq_and_factor,
-    rope_angles,
     rope_cos_sin,
     rotate,
+    scaled_rope_angles,
     scaling_facts,
     scaling_sentence,
 )
@@ -154,7 +154,7 @@ def test_llama3_is_the_books_compute_rope_params(
 def test_default_is_todays_rope(context_length: int, head_dim: int) -> None:
     config = RopeConfig(original_length=context_length)
     positions = torch.arange(context_length)
-    angles = rope_angles(positions, head_dim, config, length_read=context_length)
+    angles = scaled_rope_angles(positions, head_dim, config, length_read=context_length)
     assert torch.equal(angles, schemes.rope_angles(context_length, head_dim))
     cos, sin = rope_cos_sin(positions, head_dim, config, length_read=context_length)
     x = reference.random_rows(context_length, head_dim, seed=head_dim).double()

@@ -42,7 +42,12 @@ ROSE = "A rose is a rose is a rose."
 
 
 def test_rope_declares_its_base_and_every_door_knows_it() -> None:
-    assert [o.name for o in ROPE.options] == ["rope_base"]
+    assert [o.name for o in ROPE.options] == [
+        "rope_base",
+        "rope_scaling",
+        "rope_factor",
+        "rope_original",
+    ]
     assert OPTIONS["rope_base"].default == 10_000.0
     assert Settings().option("rope_base") == 10_000.0
     assert with_options(Settings(), rope_base=LLAMA3_BASE).option("rope_base") == LLAMA3_BASE
@@ -60,10 +65,8 @@ def test_an_option_at_its_default_is_not_kept() -> None:
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        pytest.param(1.0, "rope_base must be a number from 2 to 1,000,000,000, got 1", id="low"),
-        pytest.param(
-            2e9, "got 2,000,000,000; choose one in that range (default 10,000)", id="high"
-        ),
+        pytest.param(1.0, "rope_base must be a number from 2 to 10,000,000, got 1", id="low"),
+        pytest.param(2e7, "got 20,000,000; choose one in that range (default 10,000)", id="high"),
         pytest.param(float("inf"), "got inf", id="inf"),
         pytest.param("big", "got 'big'", id="text"),
     ],
@@ -92,7 +95,7 @@ def test_the_link_reads_and_writes_the_option() -> None:
 @pytest.mark.parametrize(
     ("raw", "said"),
     [
-        pytest.param("1", "rope_base must be a number from 2 to 1,000,000,000, got 1", id="low"),
+        pytest.param("1", "rope_base must be a number from 2 to 10,000,000, got 1", id="low"),
         pytest.param("ten", "got 'ten'", id="text"),
         pytest.param("nan", "got nan", id="nan"),
     ],
@@ -132,9 +135,7 @@ def test_a_bad_flag_is_a_usage_error_naming_the_range(capsys: pytest.CaptureFixt
     assert exit_info.value.code == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1
-    assert (
-        "argument --rope-base: rope_base must be a number from 2 to 1,000,000,000, got 0.5" in error
-    )
+    assert "argument --rope-base: rope_base must be a number from 2 to 10,000,000, got 0.5" in error
 
 
 @pytest.mark.parametrize("shift", [0, 5], ids=["at-0", "shift-5"])
@@ -210,12 +211,14 @@ def test_an_option_may_take_its_default_from_another_setting(
     """RoPE's original length L₀ defaults to the context length T: an option names the field."""
     declared = SchemeOption(
         "x_original", "L₀", "the length trained on", "int", 16, low=1, high=1024,
-        default_from="context_length",
+        follows="context_length",
     )  # fmt: skip
     monkeypatch.setitem(OPTIONS, "x_original", declared)
     settings = Settings(context_length=32)
     assert settings.option("x_original") == 32
-    assert with_options(settings, x_original=32).scheme_options == ()  # the default: not kept
+    assert with_options(settings, x_original=None).scheme_options == ()  # unset: follows T
+    # set, it stays when T changes, also while it equals T
+    assert with_options(settings, x_original=32).scheme_options == (("x_original", 32),)
     chosen = validate(with_options(settings, x_original=64))
     assert chosen.option("x_original") == 64
     assert query_from_settings(chosen) == {"context_length": "32", "x_original": "64"}

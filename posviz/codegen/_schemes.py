@@ -85,6 +85,7 @@ def _added(spec: SchemeSpec) -> SchemeCode:
 def _rotated(spec: SchemeSpec, rotation: Rotation) -> SchemeCode:
     """A scheme that rotates queries and keys (shown rotating the token vectors)."""
     angles, rotate = rotation.angles.__name__, rotation.rotate.__name__
+    scale = rotation.scale.__name__
     return SchemeCode(
         adds_to_input=False,
         embed=f"    # {spec.label}: nothing is added; {rotate} turns each pair of dims by its\n"
@@ -92,7 +93,8 @@ def _rotated(spec: SchemeSpec, rotation: Rotation) -> SchemeCode:
         "    # vectors.\n"
         f"    angles = {angles}(n, emb_dim, options)  # [n, emb_dim]\n"
         "    pos_embeddings = torch.cos(angles)  # [n, emb_dim]: posviz's middle panel\n"
-        f"    input_embeddings = {rotate}(token_embeddings, angles)  # [B, n, emb_dim]\n",
+        f"    input_embeddings = {rotate}(token_embeddings, angles) * {scale}(emb_dim, options)\n"
+        "    # [B, n, emb_dim]; the factor on cos and sin is 1 but for YaRN's attention factor\n",
         compare=_compare(
             spec,
             "the input stays the token embeddings; queries and keys are rotated",
@@ -103,7 +105,9 @@ def _rotated(spec: SchemeSpec, rotation: Rotation) -> SchemeCode:
         f"({angles}(context_length, emb_dim, options)))\n" + _LEARNED,
         attention_queries="    if with_positions:  # rotate the queries and keys of the positions\n"
         f"        angles = {angles}(int(positions[-1]) + 1, head_dim, options)[positions]\n"
-        f"        queries, keys = {rotate}(queries, angles), {rotate}(keys, angles)\n",
+        f"        factor = {scale}(head_dim, options)  # on cos and sin: 1, or YaRN's factor\n"
+        f"        queries = {rotate}(queries, angles) * factor\n"
+        f"        keys = {rotate}(keys, angles) * factor\n",
     )
 
 

@@ -24,9 +24,17 @@ import textwrap
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal, get_args, get_origin
 
 Item = Callable[..., object]  # a function or a class of posviz
 _CONSTANT_TYPES = (bool, int, float, str)
+
+
+def _is_constant(value: object) -> bool:
+    """A value a script can write out: a number, a string, or a tuple of them."""
+    if isinstance(value, tuple):
+        return all(_is_constant(part) for part in value)
+    return isinstance(value, _CONSTANT_TYPES)
 
 
 @dataclass(frozen=True)
@@ -122,8 +130,9 @@ def sources(*items: Item) -> Sources:
     """Everything a script needs to define ``items`` (see the module docstring).
 
     A posviz name an item reads is either another posviz function or class (copied first), a
-    constant (``bool``, ``int``, ``float``, ``str``: written out), or an import; anything else
-    is a :class:`ValueError` naming it, so a function that cannot be copied says so.
+    constant (``bool``, ``int``, ``float``, ``str`` or a tuple of them: written out), or an
+    import; anything else is a :class:`ValueError` naming it, so a function that cannot be
+    copied says so.
     """
     ordered: list[Item] = []
     imports: set[str] = set()
@@ -138,9 +147,14 @@ def sources(*items: Item) -> Sources:
                 continue  # a builtin, a local, or the item itself (recursion)
             value = vars(module)[name]
             line = _import_line(name, value)
-            if line is not None:
+            if get_origin(value) is Literal:  # a type of a few names: written out
+                imports.add("from typing import Literal")
+                written = f"{name} = Literal[{', '.join(map(repr, get_args(value)))}]"
+                if constants.setdefault(name, written) != written:
+                    raise ValueError(f"{name} is {value!r} and {constants[name]}: rename one")
+            elif line is not None:
                 imports.add(line)
-            elif isinstance(value, _CONSTANT_TYPES):
+            elif _is_constant(value):
                 written = f"{name} = {value!r}"
                 if constants.setdefault(name, written) != written:
                     raise ValueError(f"{name} is {value!r} and {constants[name]}: rename one")

@@ -269,7 +269,12 @@ _LIBRARY: Final[tuple[Item, ...]] = (
         function
         for spec in SCHEMES
         if spec.rotation
-        for function in (spec.rotation.angles, spec.rotation.rotate, spec.rotation.theta)
+        for function in (
+            spec.rotation.angles,
+            spec.rotation.rotate,
+            spec.rotation.theta,
+            spec.rotation.scale,
+        )
     ),
     *(spec.bias.per_distance for spec in SCHEMES if spec.bias is not None),
 )

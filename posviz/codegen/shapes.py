@@ -89,8 +89,9 @@ _DISTANCE: Final = """
 beyond = {beyond}  # positions past the context length: context_length ... + beyond - 1
 with torch.no_grad():
     window_vectors = token_embedding_layer(inputs[window])  # [n, emb_dim]
-theta = {theta}(emb_dim, options)  # [d/2]: RoPE's angle per position of each pair
-rope = rope_score(window_vectors, theta, rows=context_length + beyond)  # the same for every i
+rows = context_length + beyond
+theta = {theta}(emb_dim, options, rows)  # [d/2]: RoPE's angle per position of each pair
+rope = rope_score(window_vectors, theta, rows=rows)  # the same for every i
 distance = {{  # the mean, smallest and largest cosine of rows i and i + k, for each k
     "learned": cosine_by_distance(learned_table),
     "sinusoidal": cosine_by_distance(sinusoidal_encoding(context_length + beyond, emb_dim)),

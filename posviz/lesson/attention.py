@@ -87,6 +87,7 @@ def shift_sentence(view: AttentionView, *, markdown: bool = True) -> str:
             f"show the sentence where it is, at positions 0–{view.shown.size - 1}."
         )
     change = number(test.scores_change or 0.0)
+    note = _shift_note(view)
     if test.unchanged:
         why = (
             "no position reaches them"
@@ -96,13 +97,35 @@ def shift_sentence(view: AttentionView, *, markdown: bool = True) -> str:
         rounding = ", float32 rounding of its angles" if spec.rotates and change != "0.0" else ""
         return (
             f"{later}, {_scores(view)} are {bold('unchanged')} (largest change "
-            f"{change}{rounding}): {why}."
+            f"{change}{rounding}): {why}.{note}"
         )
     weights = number(test.weights_change or 0.0)
+    why = note.strip() or "the position itself matters, not only the distance."
     return (
         f"{later}, {_scores(view)} {bold(f'change by up to {change}')} (the weights by "
-        f"up to {weights}): the position itself matters, not only the distance."
+        f"up to {weights}): {why[0].lower()}{why[1:]}"
     )
+
+
+def _shift_note(view: AttentionView) -> str:
+    """The rotation's own words on why moving the sentence changes more than the distance
+    (" " and the sentence; "" when it has none)."""
+    rotation = scheme(view.settings.scheme).rotation
+    if rotation is None:
+        return ""
+    options, shift = view.settings.options(), view.shift_test.shift
+    note = rotation.shift_note(view.head_dim, options, len(view.token_ids), shift)
+    return f" {note}" if note else ""
+
+
+def variant_sentence(view: AttentionView) -> str | None:
+    """What the scheme's options did to its rotation at the head dimension, for the sentence
+    at positions ``0 … n−1`` (``None``: nothing to say)."""
+    rotation = scheme(view.settings.scheme).rotation
+    if rotation is None:
+        return None
+    said = rotation.describe(view.head_dim, view.settings.options(), len(view.token_ids))
+    return said or None
 
 
 def t5_flat_from() -> int:
@@ -214,6 +237,9 @@ def sentences(
         scheme(view.settings.scheme).words.what_it_does,
         head_sentence(view),
     ]
+    variant = variant_sentence(view)
+    if variant is not None:
+        found.insert(2, variant)
     found += beyond_sentences(view)
     drawn = drawn_sentence(decisions)
     if drawn is not None:

@@ -105,6 +105,16 @@ def sentences(view: DistanceView, decisions: DistanceDecisions) -> list[str]:
     found = [band_sentence(curve) for curve in view.curves]
     found += [s for s in (decay_sentence(curve) for curve in view.curves) if s is not None]
     found += ends_sentences(view, decisions)
+    options = view.settings.options()
+    for curve in view.curves:  # what the options did to a rotation's curve
+        rotation = curve.scheme.rotation
+        said = (
+            ""
+            if rotation is None
+            else rotation.describe(view.settings.emb_dim, options, curve.distances)
+        )
+        if said:
+            found.append(f"**{curve.label}**: {said}")
     spec = scheme(view.settings.scheme)
     if spec.positionless:
         found.append(NONE_NOTE)

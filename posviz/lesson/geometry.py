@@ -128,6 +128,16 @@ def sentences(view: GeometryView, decisions: GeometryDecisions) -> list[str]:
         found.append(cosines)
     if view.main.table.scheme.rotates:
         found.append(ROPE_NOTE)
+        rotation = view.main.table.scheme.rotation
+        said = (
+            ""
+            if rotation is None
+            else rotation.describe(
+                view.settings.emb_dim, view.settings.options(), view.main.table.table.shape[0]
+            )
+        )
+        if said:
+            found.append(said)
     if view.main.table.scheme.positionless:
         found.append(NONE_NOTE)
     return found

@@ -173,9 +173,10 @@ def apply_scheme(
             signal = learned_pos_embeddings[:n]  # [n, d]
         return Positioned(spec.name, signal, token_embeddings + signal)
     if spec.rotation is not None:
-        angles = spec.rotation.angles(n, emb_dim, {**default_options(), **(options or {})})
+        chosen = {**default_options(), **(options or {})}
+        angles = spec.rotation.angles(n, emb_dim, chosen)
         return Positioned(
-            spec.name, torch.cos(angles), spec.rotation.rotate(token_embeddings, angles)
+            spec.name, torch.cos(angles), spec.rotation.turn(token_embeddings, angles, chosen)
         )
     # nothing, or a bias on the attention scores only: zeros added, input = tokens
     return Positioned(spec.name, torch.zeros_like(token_embeddings), token_embeddings.clone())

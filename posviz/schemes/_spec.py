@@ -46,10 +46,11 @@ class SchemeOption:
     ``label``, ``help``, ``kind`` and the range. Whole numbers (``int``) and numbers
     (``float``) lie in ``low … high``; a ``choice`` is one of ``choices``.
 
-    ``default_from``: the name of a :class:`~posviz.config.Settings` field whose value is the
-    default (RoPE's original length defaults to the context length T);
-    ``Settings.options()`` reads it there, and ``default`` stands only where no settings are
-    known (:func:`posviz.schemes.default_options`).
+    ``follows``: the name of a :class:`~posviz.config.Settings` field whose value is the
+    default (RoPE's original length follows the context length T); ``Settings.options()``
+    reads it there, and ``default`` stands only where no settings are known
+    (:func:`posviz.schemes.default_options`). A value set for it is kept even when it equals
+    the field's value, so that it stays when the field changes.
     """
 
     name: str
@@ -60,14 +61,15 @@ class SchemeOption:
     low: float | None = None
     high: float | None = None
     choices: tuple[str, ...] = ()
-    default_from: str | None = None
+    # A Settings field whose value is this option's default while it is not set (RoPE's
+    # original length follows the context length T); ``default`` is then only its value
+    # where no settings are at hand. ``None``: the default is ``default``.
+    follows: str | None = None
 
     @property
     def default_text(self) -> str:
-        """The default in words: ``10,000``, or ``the context_length``."""
-        if self.default_from is not None:
-            return f"the {self.default_from}"
-        return _number(self.default)
+        """Its default in words: ``10,000``, or ``the context_length`` for one that follows."""
+        return f"the {self.follows}" if self.follows else _number(self.default)
 
     @property
     def flag(self) -> str:
@@ -88,9 +90,8 @@ class SchemeOption:
         if self.kind == "choice":
             if isinstance(value, str) and value in self.choices:
                 return None
-            return (
-                f"{self.name} must be {self.allowed}, got {value!r} (default {self.default_text})"
-            )
+            default = self.default_text
+            return f"{self.name} must be {self.allowed}, got {value!r} (default {default})"
         if (
             isinstance(value, bool)
             or not isinstance(value, int | float)
@@ -138,15 +139,53 @@ def _number(value: object) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
+def _unscaled(dim: int, options: Options) -> float:
+    """A rotation that leaves cos and sin as they are."""
+    return 1.0
+
+
+def _nothing_to_say(dim: int, options: Options, length: int) -> str:
+    """No sentence about the options."""
+    return ""
+
+
+def _no_shift_note(dim: int, options: Options, tokens: int, shift: int) -> str:
+    """Nothing beyond the distance changes when the input moves."""
+    return ""
+
+
 @dataclass(frozen=True)
 class Rotation:
-    """How a rotating scheme turns a vector at a position: ``angles(context_length, d,
-    options)`` ``[T, d]`` (float32, as models compute them), ``rotate(x, angles)`` ``[n, d]``,
-    and ``theta(d, options)``: each pair's angle per position, ``[d/2]`` float64."""
+    """How a rotating scheme turns a vector at a position.
+
+    ``angles(length, d, options)``: the angles of positions ``0 … length−1`` ``[length, d]``
+    (float32, as models compute them), read as an input of ``length`` positions (a rotation
+    whose frequencies depend on the length read, such as dynamic NTK, computes them for that
+    length: positions ``M … M+n−1`` come from ``angles(M + n, …)[M:]``). ``rotate(x, angles)``
+    ``[n, d]``. ``theta(d, options, length)``: each pair's angle per position at that length
+    read, ``[d/2]`` float64. ``scale(d, options)``: what cos and sin are multiplied by (1
+    for most; YaRN's attention factor), so every score by its square; :meth:`turn` applies it.
+    ``describe(d, options, length)``: one sentence saying what the options did to the rotation,
+    from the numbers ("" when there is nothing to say). ``shift_note(d, options, n, M)``: why
+    moving ``n`` tokens ``M`` positions later changes more than the distance ("" when it does
+    not). ``settings_check(options, emb_dim, heads)``: a message naming a value the options
+    cannot rotate with, and the fix (``None``: fine).
+    """
 
     angles: Callable[[int, int, Options], torch.Tensor]
     rotate: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
-    theta: Callable[[int, Options], torch.Tensor]
+    theta: Callable[[int, Options, int], torch.Tensor]
+    scale: Callable[[int, Options], float] = _unscaled
+    describe: Callable[[int, Options, int], str] = _nothing_to_say
+    shift_note: Callable[[int, Options, int, int], str] = _no_shift_note
+    settings_check: Callable[[Options, int, int], str | None] | None = None
+
+    def turn(self, x: torch.Tensor, angles: torch.Tensor, options: Options) -> torch.Tensor:
+        """``x`` ``[n, d]`` rotated by ``angles`` ``[n, d]`` and multiplied by :attr:`scale`
+        (as a model multiplies cos and sin), ``[n, d]``."""
+        factor = self.scale(x.shape[-1], options)
+        rotated = self.rotate(x, angles)
+        return rotated if factor == 1.0 else rotated * factor
 
 
 @dataclass(frozen=True)
@@ -213,6 +252,9 @@ class SchemeSpec:
     rotation: Rotation | None = None
     bias: ScoreBias | None = None
     options: tuple[SchemeOption, ...] = ()
+    # How far the shift test must be able to move a sentence to show what the scheme does far
+    # away (T5: past its max_distance, 128), beyond passing the context length T.
+    shift_reach: int = 0
 
     @property
     def adds_to_input(self) -> bool:

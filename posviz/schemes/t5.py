@@ -58,6 +58,7 @@ def t5_per_distance(relative: torch.Tensor, *, heads: int, seed: int) -> torch.T
 
 
 T5: Final = SchemeSpec(
+    shift_reach=T5_MAX_DISTANCE + 1,  # one past max_distance: where the buckets stop growing
     name="t5",
     label="T5 relative bias",
     acts=Acts.BIASES_SCORES,

@@ -19,7 +19,8 @@ import streamlit as st
 from posviz.config import SHIFT_RANGE, Settings, fit_heads, fitting_heads, head_counts
 from posviz.lesson import attention as attention_lesson
 from posviz.plots.attention import attention_chart
-from posviz.scores import build_attention
+from posviz.schemes import scheme
+from posviz.scores import build_attention, shift_limit, table_rows
 from posviz_app import state
 from posviz_app.caches import attention_weights
 from posviz_app.chart import chart_canvas, show_chart
@@ -37,7 +38,8 @@ def render(room: Room) -> None:
     if slide is None:
         for notice in said:
             st.warning(f"Attention: {notice}", icon="⚠️")
-        settings = _controls(settings)
+        tokens = 1 if room.view.embeddings is None else len(room.view.embeddings.token_ids)
+        settings = _controls(settings, tokens)
     moves = 0  # the shift test's slides: asked where it stands, answered moved this far
     if slide is not None and slide.step.question is not None and room.view.embeddings is not None:
         moves = attention_lesson.lecture_shift(settings, len(room.view.embeddings.token_ids))
@@ -45,8 +47,11 @@ def render(room: Room) -> None:
     _chart(replace(room, view=replace(room.view, settings=settings)), moves)
 
 
-def _controls(settings: Settings) -> Settings:
-    """Heads, head and shift, drawn with the fitted values; the settings they hold."""
+def _controls(settings: Settings, tokens: int) -> Settings:
+    """Heads, head and shift, drawn with the fitted values; the settings they hold. The shift
+    slider offers what can be shown for a sentence of ``tokens`` tokens
+    (:func:`~posviz.scores.shift_limit`); a table that ends gets a switch to go past its end on
+    purpose, on by itself for a link's shift past it, and a shift asked for is never cut."""
     # RoPE rotates pairs: heads of an even number of columns (for an odd d, any that divide it)
     choices = fitting_heads(settings.emb_dim, settings.scheme) or head_counts(settings.emb_dim)
     state.set_values(
@@ -65,9 +70,24 @@ def _controls(settings: Settings) -> Settings:
     head = head_column.selectbox(
         "Head K shown", range(heads), key=state.HEAD, persist_state="session"
     )
+    spec = scheme(settings.scheme)
+    past_end = False
+    if spec.learned:
+        if settings.shift > shift_limit(settings, tokens):
+            state.set_values({state.PAST_END: True})
+        past_end = shift_column.toggle(
+            "Past the table's end",
+            key=state.PAST_END,
+            persist_state="session",
+            help=f"Let the shift move the sentence past row {table_rows(settings) - 1}, the "
+            "table's last: looking up a row it does not have raises torch's IndexError, "
+            "which the view then shows.",
+        )
+    high = max(shift_limit(settings, tokens, past_end=past_end), settings.shift, 1)
     shift = shift_column.slider(
         "Shift M: the sentence at positions M … M+n−1",
-        *SHIFT_RANGE,
+        SHIFT_RANGE[0],
+        min(high, SHIFT_RANGE[1]),
         key=state.SHIFT,
         persist_state="session",
         help="Move the same sentence later: a relative scheme's scores stay the same.",

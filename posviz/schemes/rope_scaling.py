@@ -40,16 +40,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Final, Literal, get_args
+from typing import Final, Literal, assert_never, get_args
 
 import torch
-
-from posviz.schemes import ROPE_BASE
 
 Scaling = Literal["default", "linear", "ntk", "dynamic", "yarn", "llama3"]
 SCALINGS: Final[tuple[Scaling, ...]] = get_args(Scaling)
 Treatment = Literal["kept", "blended", "divided"]  # what a scaling did to one frequency pair
 
+ROPE_BASE: Final = 10_000.0  # theta base of the Transformer paper and of Llama 2
 # The ranges a RopeConfig accepts. The base must be above 1 (base^(−2j/h) must fall with j);
 # Llama 3 uses 500,000 and some long-context models a few million.
 ROPE_BASE_RANGE: Final = (1.0, 10_000_000.0)  # the low end excluded
@@ -414,12 +413,11 @@ def _say_llama3(facts: ScalingFacts, label: str) -> str:
 
 @dataclass(frozen=True)
 class ScalingSpec:
-    """One scaling: its name, its label in the lesson, the function that computes it (rotated
-    head dimension h, config, length read) and the one that says what it did."""
+    """One scaling: its name, its label in the lesson and the function that says what it did
+    (:func:`_compute` computes it)."""
 
     name: Scaling
     label: str
-    compute: Callable[[int, RopeConfig, int], _Scaled]
     say: Callable[[ScalingFacts, str], str]
 
 
@@ -427,14 +425,34 @@ class ScalingSpec:
 SCALING_SPECS: Final[Mapping[Scaling, ScalingSpec]] = {
     spec.name: spec
     for spec in (
-        ScalingSpec("default", "RoPE", _default, _say_default),
-        ScalingSpec("linear", "Position Interpolation", _linear, _say_linear),
-        ScalingSpec("ntk", "NTK-aware scaling", _ntk, _say_ntk),
-        ScalingSpec("dynamic", "Dynamic NTK", _dynamic, _say_dynamic),
-        ScalingSpec("yarn", "YaRN", _yarn, _say_yarn),
-        ScalingSpec("llama3", "Llama 3 scaling", _llama3, _say_llama3),
+        ScalingSpec("default", "RoPE", _say_default),
+        ScalingSpec("linear", "Position Interpolation", _say_linear),
+        ScalingSpec("ntk", "NTK-aware scaling", _say_ntk),
+        ScalingSpec("dynamic", "Dynamic NTK", _say_dynamic),
+        ScalingSpec("yarn", "YaRN", _say_yarn),
+        ScalingSpec("llama3", "Llama 3 scaling", _say_llama3),
     )
 }
+
+
+def _compute(dim: int, config: RopeConfig, length_read: int) -> _Scaled:
+    """``config``'s scaling at rotated head dimension ``dim`` (a match, not a table, so that a
+    script can copy it)."""
+    match config.scaling:
+        case "default":
+            return _default(dim, config, length_read)
+        case "linear":
+            return _linear(dim, config, length_read)
+        case "ntk":
+            return _ntk(dim, config, length_read)
+        case "dynamic":
+            return _dynamic(dim, config, length_read)
+        case "yarn":
+            return _yarn(dim, config, length_read)
+        case "llama3":
+            return _llama3(dim, config, length_read)
+        case unknown:
+            assert_never(unknown)
 
 
 def _scaled(head_dim: int, config: RopeConfig, length_read: int) -> _Scaled:
@@ -449,11 +467,12 @@ def _scaled(head_dim: int, config: RopeConfig, length_read: int) -> _Scaled:
     dim = head_dim - head_dim % 2  # h: an odd last dimension is not rotated
     if config.scaling in ("ntk", "dynamic") and dim == 2:
         raise ValueError(
-            f"{SCALING_SPECS[config.scaling].label} needs a head dimension of 4 or more (its "
+            f"{'NTK-aware scaling' if config.scaling == 'ntk' else 'Dynamic NTK'} needs a head "
+            "dimension of 4 or more (its "
             f"exponent h/(h − 2) divides by h − 2), got head_dim {head_dim}: use fewer heads "
             "or a larger emb_dim"
         )
-    return SCALING_SPECS[config.scaling].compute(dim, config, length_read)
+    return _compute(dim, config, length_read)
 
 
 def inv_freq_and_factor(
@@ -476,7 +495,7 @@ def inv_freq_and_factor(
     return scaled.inv_freq, scaled.attention_factor
 
 
-def _angles(positions: torch.Tensor, inv_freq: torch.Tensor, head_dim: int) -> torch.Tensor:
+def _pair_angles(positions: torch.Tensor, inv_freq: torch.Tensor, head_dim: int) -> torch.Tensor:
     """``position · inv_freq[j]`` for dimensions ``j`` and ``j + h/2``, 0 for an odd last
     dimension: ``[n, head_dim]`` float32."""
     angles = positions.to(torch.float32)[:, None] * inv_freq[None, :]  # [n, h/2]
@@ -484,27 +503,27 @@ def _angles(positions: torch.Tensor, inv_freq: torch.Tensor, head_dim: int) -> t
     return torch.cat([angles, angles, pad], dim=1)
 
 
-def rope_angles(
+def scaled_rope_angles(
     positions: torch.Tensor, head_dim: int, config: RopeConfig, *, length_read: int
 ) -> torch.Tensor:
     """The angle each dimension of a query or key at ``positions`` (``[n]``, integers) is
     rotated by: ``[n, head_dim]`` float32, split halves (dimension ``j`` and ``j + h/2``
     share a frequency), 0 for an odd last dimension. With ``scaling="default"`` and base
-    10,000 these are :func:`posviz.schemes.rope_angles`'s angles, bit for bit.
+    10,000 these are :func:`posviz.schemes.scaled_rope_angles`'s angles, bit for bit.
 
-    >>> rope_angles(torch.arange(3), 4, RopeConfig(original_length=3), length_read=3)
+    >>> scaled_rope_angles(torch.arange(3), 4, RopeConfig(original_length=3), length_read=3)
     tensor([[0.0000, 0.0000, 0.0000, 0.0000],
             [1.0000, 0.0100, 1.0000, 0.0100],
             [2.0000, 0.0200, 2.0000, 0.0200]])
     """
     inv_freq, _ = inv_freq_and_factor(head_dim, config, length_read=length_read)
-    return _angles(positions, inv_freq, head_dim)
+    return _pair_angles(positions, inv_freq, head_dim)
 
 
 def rope_cos_sin(
     positions: torch.Tensor, head_dim: int, config: RopeConfig, *, length_read: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``cos`` and ``sin`` of :func:`rope_angles`, each times the attention factor (YaRN's
+    """``cos`` and ``sin`` of :func:`scaled_rope_angles`, each times the attention factor (YaRN's
     ``0.1 · ln s + 1``, else 1), as transformers' rotary embedding returns them: two
     ``[n, head_dim]`` float32 tables for :func:`rotate`. An odd last dimension gets
     ``cos = factor``, ``sin = 0``: scaled like the rest, not rotated.
@@ -516,7 +535,7 @@ def rope_cos_sin(
             [0.6152, 0.6152]])
     """
     scaled = _scaled(head_dim, config, length_read)
-    angles = _angles(positions, scaled.inv_freq, head_dim)  # [n, head_dim]
+    angles = _pair_angles(positions, scaled.inv_freq, head_dim)  # [n, head_dim]
     return angles.cos() * scaled.attention_factor, angles.sin() * scaled.attention_factor
 
 
