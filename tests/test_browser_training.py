@@ -1,0 +1,101 @@
+"""The Training tab's controls in a real browser (issue 42 items 4 and 5): Debian's Chromium
+against a `streamlit run app.py` this module owns, so that it can read the server's log.
+
+* Play keeps its word: while the run plays, a step chosen by hand (a click on the step slider,
+  ArrowLeft on it) stops the playing and the button says "▶ Play" again, without another
+  click; the step shown is the one chosen; the server never logs "Couldn't find fragment".
+
+Waits are for page conditions, never for time; nothing is timed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pages import LOAD_TIMEOUT
+
+from devtools.server import Server, running_server
+
+pytestmark = pytest.mark.browser
+
+SLIDER = 'input[type="range"][aria-label^="Training step"]'
+PLAY = "▶ Play"
+PAUSE = "⏸ Pause"
+STOP_TIMEOUT = 30_000  # ms: a hand-chosen step relabels the button in its own run, not later
+# The Training tab's button label, the step slider's index, and whether Streamlit is idle.
+STATE = """() => {
+    const input = document.querySelector('input[type="range"][aria-label^="Training step"]');
+    const buttons = [...document.querySelectorAll('[data-testid="stButton"]')]
+        .map((b) => b.innerText.trim()).filter((t) => t.endsWith('Play') || t.endsWith('Pause'));
+    return {button: buttons.join('|'), index: input ? Number(input.value) : null,
+            idle: !document.querySelector('[data-stale="true"]')
+                && !document.querySelector('[data-testid="stStatusWidget"]')};
+}"""
+
+
+@pytest.fixture(scope="module")
+def logged_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A `streamlit run app.py` of this module's own, its output in a log file."""
+    log = tmp_path_factory.mktemp("training-server") / "server.log"
+    with running_server(log=log) as server:
+        yield server
+
+
+def log_of(server: Server) -> str:
+    assert server.log is not None
+    return Path(server.log).read_text(encoding="utf-8", errors="replace")
+
+
+def start_playing(page: Any) -> int:
+    """Press Play and wait until the run has moved at least two snapshots; the index shown."""
+    page.get_by_role("button", name=PLAY).click()
+    page.wait_for_function(
+        f"() => ({STATE})().button === '{PAUSE}' && ({STATE})().index >= 2", timeout=LOAD_TIMEOUT
+    )
+    index: int = page.evaluate(STATE)["index"]
+    return index
+
+
+def wait_stopped(page: Any, how: str) -> dict[str, Any]:
+    """Wait until the button says Play again (failing with what the page shows instead)."""
+    try:
+        page.wait_for_function(
+            f"() => ({STATE})().button === '{PLAY}' && ({STATE})().idle", timeout=STOP_TIMEOUT
+        )
+    except Exception as error:  # Playwright's TimeoutError
+        raise AssertionError(f"after {how} the page shows {page.evaluate(STATE)}") from error
+    shown: dict[str, Any] = page.evaluate(STATE)
+    return shown
+
+
+def test_a_step_chosen_by_hand_stops_the_play_and_the_button_says_so(
+    sized: Any, logged_server: Server
+) -> None:
+    """▶ Play, then ArrowLeft on the step slider: the playing stops at the step before, the
+    button says Play; ▶ Play again, then a click on the slider's track: the same, at the step
+    clicked. The server logs no fragment it could not find."""
+    page = sized(1280, 800)
+    page.goto(f"{logged_server.url}/?tab=training&step=0")
+    page.get_by_role("button", name=PLAY).wait_for(timeout=LOAD_TIMEOUT)
+    slider = page.locator(SLIDER).first
+    # ArrowLeft while playing: one step back from where it stood (a snapshot may have come
+    # between reading it and the key, so at most that one).
+    before = start_playing(page)
+    slider.focus()
+    slider.press("ArrowLeft")
+    shown = wait_stopped(page, "ArrowLeft")
+    assert shown["index"] < before + 1, (before, shown)
+    steps = int(slider.get_attribute("max") or 0) + 1
+    # A click on the track, a tenth of the way along: that snapshot, and the playing stops.
+    start_playing(page)
+    slider_box = page.locator('[data-testid="stSlider"]').filter(has=page.locator(SLIDER))
+    track = slider_box.locator('[data-testid="stSliderTickBar"]').first.bounding_box()
+    assert track is not None  # the tick bar spans the track, just under it
+    page.mouse.click(track["x"] + track["width"] * 0.1, track["y"] - 8)
+    shown = wait_stopped(page, "a click on the slider")
+    assert shown["index"] <= steps // 5, (steps, shown)
+    assert "Couldn't find fragment" not in log_of(logged_server)
+    assert page.console_errors == []
