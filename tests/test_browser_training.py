@@ -4,6 +4,8 @@ against a `streamlit run app.py` this module owns, so that it can read the serve
 * Play keeps its word: while the run plays, a step chosen by hand (a click on the step slider,
   ArrowLeft on it) stops the playing and the button says "▶ Play" again, without another
   click; the step shown is the one chosen; the server never logs "Couldn't find fragment".
+* The 3-D switch is in the link (``components=3d``): a reload opens the scene, a cube seen
+  from near enough to fill its cell, its texts apart.
 
 Waits are for page conditions, never for time; nothing is timed.
 """
@@ -16,6 +18,7 @@ from typing import Any
 
 import pytest
 from pages import LOAD_TIMEOUT
+from test_browser_layout import COMPONENTS, assert_no_collisions, wait_drawn
 
 from devtools.server import Server, running_server
 
@@ -98,4 +101,36 @@ def test_a_step_chosen_by_hand_stops_the_play_and_the_button_says_so(
     shown = wait_stopped(page, "a click on the slider")
     assert shown["index"] <= steps // 5, (steps, shown)
     assert "Couldn't find fragment" not in log_of(logged_server)
+    assert page.console_errors == []
+
+
+# The Training scene's proportions and camera, as plotly.js laid it out.
+SCENE = """(s) => { const scene = document.querySelector(s)._fullLayout.scene;
+  return {aspect: scene.aspectratio, eye: scene.camera.eye}; }"""
+
+
+def test_the_3d_switch_is_in_the_link_and_its_scene_fills_its_cell(
+    sized: Any, logged_server: Server
+) -> None:
+    """The switch puts ``components=3d`` in the page's link; that link opens the scene (no
+    click), a cube whose PC 3 axis is as long as PC 1's, seen from near enough to fill its
+    cell; the chart's texts do not overlap."""
+    page = sized(1280, 800)
+    page.goto(f"{logged_server.url}/?tab=training&step=600")
+    plot = ".st-key-training .js-plotly-plot"
+    wait_drawn(page, 2, plot)
+    page.get_by_text("Components in 3-D", exact=True).click()
+    page.wait_for_function(
+        "() => new URL(location.href).searchParams.get('components') === '3d'",
+        timeout=LOAD_TIMEOUT,
+    )
+    page.goto(page.url)
+    page.wait_for_selector(plot, timeout=LOAD_TIMEOUT)
+    page.wait_for_function(f"(s) => ({COMPONENTS})(s).scenes > 0", arg=plot, timeout=LOAD_TIMEOUT)
+    wait_drawn(page, 2, plot)
+    assert page.get_by_role("switch", name="Components in 3-D").is_checked()
+    scene = page.evaluate(SCENE, plot)
+    assert scene["aspect"] == {"x": 1, "y": 1, "z": 1}, scene
+    assert sum(value**2 for value in scene["eye"].values()) ** 0.5 < 3.0, scene  # near
+    assert_no_collisions(page, plot)
     assert page.console_errors == []

@@ -172,10 +172,13 @@ def scene_layout(
     eye: dict[str, float],
     *,
     uirevision: str = "geometry",
+    cube: bool = False,
 ) -> dict[str, object]:
     """A 3D scene in the domain ``x`` by ``y``: true proportions when the table has three
-    components (a flat or empty table would collapse them); ``uirevision`` names the view
-    whose reruns keep the camera the reader turned (the Training view shares the scene)."""
+    components (a flat or empty table would collapse them), or each axis as long as the others
+    with ``cube`` (a small cell, where a flat box leaves the third axis's ticks on each other);
+    ``uirevision`` names the view whose reruns keep the camera the reader turned (the Training
+    view shares the scene)."""
     axes = {
         name: {"title": {"text": f"PC {number}", "font": {"size": font}},
                "tickfont": {"size": max(font - 3, 12)}, "nticks": 5}
@@ -184,7 +187,7 @@ def scene_layout(
     return {
         "domain": {"x": list(x), "y": list(y)},
         **axes,
-        "aspectmode": "data" if shape.components == 3 else "cube",
+        "aspectmode": "data" if shape.components == 3 and not cube else "cube",
         "camera": {"eye": eye},
         "uirevision": uirevision,  # a rerun keeps the camera the reader turned
     }

@@ -75,7 +75,7 @@ from posviz.plots._layout import (
     type_sizes,
     wrap_title,
 )
-from posviz.plots.geometry import CAMERA_EYE, STACKED_EYE, scene_layout
+from posviz.plots.geometry import scene_layout
 from posviz.schemes import LEARNED
 from posviz.token_text import for_plotly
 from posviz.training.view import TrainingView, run_label
@@ -99,6 +99,10 @@ SCENE_HEIGHT: Final = 330
 LOSS_HEIGHT: Final = 250
 STACK_BELOW: Final = 700  # px of chart width under which a measured canvas stacks the panels
 MARGIN_RIGHT: Final = 16
+# The 3-D components are a cube in a near-square cell (side by side or stacked): a camera this
+# near fills the cell and keeps the axis titles inside it (the Geometry tab's far camera is for
+# a box of true proportions, which left this one a quarter of its cell).
+CUBE_EYE: Final = {"x": 1.9, "y": 1.9, "z": 1.25}
 
 
 @dataclass(frozen=True)
@@ -180,7 +184,10 @@ def _share(shape: TableGeometry, kind: str) -> str:
     if shape.components == 0:
         return "all rows the same: nothing to project"
     if kind == "scene":
-        return f"{shape.shown_share * 100:.0f} % of the variance; colour: position"
+        return (
+            f"{shape.shown_share * 100:.0f} % of the variance; axes scaled to a cube; "
+            "colour: position"
+        )
     shares = [float(share) for share in shape.variance_shares[:3]] + [0.0, 0.0, 0.0]
     return (
         f"{(shares[0] + shares[1]) * 100:.0f} % of the variance (PC 3, in the hover: "
@@ -490,7 +497,6 @@ def training_chart(
     spans = {1: [(0.0, 1.0)], 2: [(0.0, (1 - gap) / 2), ((1 + gap) / 2, 1.0)]}
     traces: list[Trace] = []
     label = for_plotly(run_label(view.run))
-    eye = STACKED_EYE if stacked else CAMERA_EYE
     limit = max(view.shared.colour_limit, 1e-12)
     axis_number = 0
     scenes = 0
@@ -511,7 +517,7 @@ def training_chart(
                 scenes += 1
                 name = "scene" if scenes == 1 else f"scene{scenes}"
                 layout[name] = scene_layout(
-                    cell.shape, x, y, sizes.text, eye, uirevision="training"
+                    cell.shape, x, y, sizes.text, CUBE_EYE, uirevision="training", cube=True
                 )
                 traces.append(
                     _scatter(cell.shape, name, marker_size=4 if lecture else 3, label=shown)

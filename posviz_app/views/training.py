@@ -118,9 +118,11 @@ def render(room: Room) -> None:
 
 
 def _link(run: TrainingRun, step: int) -> None:
-    """The page's link names the run and the step shown (the fragment's own runs too), as the
-    page's own run writes it for this tab (``step=``)."""
-    link = query_from_settings(replace(Settings(), run=run.name, train_step=step), tab=TRAINING_TAB)
+    """The page's link names the run, the step and the components shown (the fragment's own
+    runs too: its slider and its 3-D switch), as the page's own run writes it for this tab
+    (``step=``, ``components=3d``)."""
+    shown = replace(Settings(), run=run.name, train_step=step)
+    link = query_from_settings(shown, tab=TRAINING_TAB, components=state.components())
     for key in TRAINING_LINK_KEYS:
         if key in link:
             st.query_params[key] = link[key]
@@ -157,8 +159,7 @@ def _tab_chart(room: Room, run: TrainingRun, *, timed: bool) -> None:
     )
     view = view_of(run, step)
     canvas = chart_canvas(KEY)
-    components = "3d" if state.three_d() else "2d"
-    drawn = training_chart(view, canvas=canvas, components=components, panels=STEP_PANELS)
+    drawn = training_chart(view, canvas=canvas, components=state.components(), panels=STEP_PANELS)
     explain(training_lesson.INTRO, lecture=False)
     lead, *rest = training_lesson.sentences(view)  # the lesson above the figure, then the rest
     keyed_markdown(lead, state.LESSON)
