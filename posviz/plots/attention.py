@@ -51,6 +51,7 @@ from posviz.plots._layout import (
     trace,
     wrap_title,
 )
+from posviz.plots._notes import LECTURE_SMALLEST
 from posviz.plots.distance import _rgba, beyond_shade  # the Distance figure's bands and shade
 from posviz.schemes import scheme
 from posviz.scores import AttentionView, masked
@@ -583,7 +584,9 @@ def attention_chart(
         wrap_title(t, width=width, font_size=sizes.title)
         for t in (_LECTURE_TITLES if lecture else _titles(view))
     ]
-    note_size = round(sizes.text * 0.85)
+    note_size = (
+        max(round(sizes.text * 0.85), LECTURE_SMALLEST) if lecture else round(sizes.text * 0.85)
+    )
     note = wrap_title(_note(view, decisions, lecture=lecture), width=full, font_size=note_size)
     bias_title = wrap_title(_bias_title(view), width=full, font_size=sizes.text)
     columns = _ticks(positions, texts, font_size=sizes.tick, length=width, numbers=lecture)

@@ -68,13 +68,13 @@ from posviz.plots._layout import (
     bar_step,
     fill_height,
     panel_title,
-    small_note,
     text_width,
     title_height,
     trace,
     type_sizes,
     wrap_title,
 )
+from posviz.plots._notes import panel_note
 from posviz.plots.geometry import scene_layout
 from posviz.schemes import LEARNED
 from posviz.token_text import for_plotly
@@ -103,6 +103,9 @@ MARGIN_RIGHT: Final = 16
 # near fills the cell and keeps the axis titles inside it (the Geometry tab's far camera is for
 # a box of true proportions, which left this one a quarter of its cell).
 CUBE_EYE: Final = {"x": 1.9, "y": 1.9, "z": 1.25}
+# px more above a slide's panel title: its notes are lines of 20 px (not a superscript), which
+# leaves the title as tall as its band and the colour bar's ticks above it need air.
+LECTURE_NOTE_AIR: Final = 12
 
 
 @dataclass(frozen=True)
@@ -447,7 +450,7 @@ def training_chart(
     wrapped = [
         (
             wrap_title(for_plotly(c.title), width=column, font_size=sizes.title),
-            small_note(for_plotly(c.note), width=column, font_size=sizes.text),
+            panel_note(for_plotly(c.note), width=column, font_size=sizes.text, lecture=lecture),
         )
         for c in cells
     ]
@@ -457,6 +460,7 @@ def training_chart(
     bands = []  # per row: (title px, plot px, below px)
     for group in groups:
         title = max(title_height(wrapped[i][0], wrapped[i][1], sizes) for i in group)
+        title += LECTURE_NOTE_AIR if lecture else 0
         plot = max(cells[i].height for i in group)
         below = max(
             {"heat": ticks + bar_band, "xy": ticks, "scene": 8.0}[cells[i].kind] for i in group
