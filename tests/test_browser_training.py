@@ -134,3 +134,45 @@ def test_the_3d_switch_is_in_the_link_and_its_scene_fills_its_cell(
     assert sum(value**2 for value in scene["eye"].values()) ** 0.5 < 3.0, scene  # near
     assert_no_collisions(page, plot)
     assert page.console_errors == []
+
+
+# The legend's texts, each with whether it stands inside the chart and the chart texts it
+# overlaps (tick labels, axis titles, panel titles).
+LEGEND = """(selector) => {
+    const root = document.querySelector(selector);
+    const chart = root.getBoundingClientRect();
+    const others = [...root.querySelectorAll(
+        '[class*="tick"] text, [class*="title"] text, .annotation-text')]
+        .map((el) => [el.textContent, el.getBoundingClientRect()]);
+    return [...root.querySelectorAll('.legendtext')].map((el) => {
+        const r = el.getBoundingClientRect();
+        const inside = r.left >= chart.left - 1 && r.right <= chart.right + 1
+            && r.top >= chart.top - 1 && r.bottom <= chart.bottom + 1;
+        const hits = others.filter(([, o]) => Math.min(r.right, o.right) - Math.max(r.left, o.left)
+            > 0.5 && Math.min(r.bottom, o.bottom) - Math.max(r.top, o.top) > 0.5).map(([t]) => t);
+        return [el.textContent, inside, hits];
+    });
+}"""
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "phone"), [(1280, 800, False), (390, 844, True)], ids=["1280", "phone"]
+)
+def test_twelve_alibi_heads_are_all_in_the_legend(
+    sized: Any, logged_server: Server, width: int, height: int, phone: bool
+) -> None:
+    """Issue 42: with 12 ALiBi heads the legend named only the shown one. Now one entry names
+    the other eleven grey lines and their slopes' range, inside the chart, over no other
+    text."""
+    page = sized(width, height, phone=phone)
+    query = "tab=attention&scheme=alibi&heads=12&head=3&emb_dim=96"
+    page.goto(f"{logged_server.url}/?{query}")
+    plot = ".st-key-attention .js-plotly-plot"
+    wait_drawn(page, 4, plot)
+    legend = page.evaluate(LEGEND, plot)
+    names = sorted(name for name, _, _ in legend)
+    assert len(names) == 2, names
+    assert names[0].startswith("head 3 (m = ") and names[0].endswith("· shown"), names
+    assert names[1].startswith("the other 11 heads, grey (m = "), names
+    assert all(inside and not hits for _, inside, hits in legend), legend
+    assert page.console_errors == []
