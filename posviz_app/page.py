@@ -59,6 +59,7 @@ def read_the_link() -> list[tuple[str, str]]:
     link = read_link({key: st.query_params.get_all(key) for key in st.query_params})
     state.set_values(widget_values(link.settings))
     state.set_values({state.LECTURE: link.lecture, state.STEP: (link.step or 1) - 1})
+    state.set_values({state.TRAIN_3D: link.components == "3d"})
     if link.settings.compare_text:  # a link with a second text opens the compare tab
         state.set_values({state.TAB: LABELS["word-order"]})
     if link.tab is not None:  # unless it names a tab
@@ -165,6 +166,7 @@ def view_page(
             lecture=in_lecture,
             step=state.step() + 1 if in_lecture else None,
             tab=None if in_lecture else tab_named(state.tab_label()).name,
+            components=state.components(),
         )
     )
     if view.embeddings is None:

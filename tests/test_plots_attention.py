@@ -20,7 +20,7 @@ from posviz.cli import main
 from posviz.config import Settings
 from posviz.export import figure_json
 from posviz.plots import Canvas
-from posviz.plots.attention import MAX_DRAWN, attention_chart, attention_figure
+from posviz.plots.attention import MAX_DRAWN, attention_chart, attention_figure, slope
 from posviz.scores import build_attention
 from posviz.view import build_view
 
@@ -38,7 +38,10 @@ def heatmaps(figure: go.Figure) -> list[Any]:
 
 
 def lines(figure: go.Figure) -> list[Any]:
-    return [t for t in figure.data if t.type == "scatter"]
+    """The bias chart's drawn lines (not the legend's entry for the grey ones)."""
+    return [
+        t for t in figure.data if t.type == "scatter" and t.y is not None and t.y[0] is not None
+    ]
 
 
 @pytest.mark.parametrize("scheme", ["learned", "rope", "alibi", "t5"])
@@ -135,6 +138,27 @@ def test_bias_chart_alibi_every_head_the_shown_one_bold() -> None:
         k = np.arange(len(y))
         np.testing.assert_allclose(y, -get_slopes(6)[head] * k, rtol=1e-6)  # float32 of -m k
         assert len(y) == 256
+
+
+@pytest.mark.parametrize(("heads", "head"), [(12, 0), (12, 7), (4, 2)])
+def test_the_legend_names_every_heads_line(heads: int, head: int) -> None:
+    """Issue 42: with 12 ALiBi heads the legend named only the shown one. Up to 4 heads each
+    has its entry; more, one entry for the grey lines with their slopes' range (the formula's
+    slopes, computed here), which toggles them all."""
+    view = build_attention(
+        build_view(Settings(text=ROSE, emb_dim=96, heads=heads, head=head, scheme="alibi"))
+    )
+    figure = attention_figure(view)
+    named = [t.name for t in figure.data if t.type == "scatter" and t.showlegend is not False]
+    slopes = get_slopes(heads)
+    if heads <= 4:
+        assert len(named) == heads
+        return
+    others = sorted((m for h, m in enumerate(slopes) if h != head), reverse=True)
+    entry = f"the other {heads - 1} heads, grey (m = {slope(others[0])} … {slope(others[-1])})"
+    assert named == [entry, f"head {head} (m = {slope(slopes[head])}) · shown"], named
+    grey = [t for t in lines(figure) if t.legendgroup == "other heads"]
+    assert len(grey) == heads - 1 and all(t.showlegend is False for t in grey)
 
 
 def test_bias_chart_t5_is_a_staircase_and_the_others_a_band() -> None:

@@ -88,7 +88,8 @@ def _normalised(token_ids: Sequence[int]) -> Counter[str]:
 
 
 def status_message(comparison: OrderComparison) -> str | None:
-    """Why there is nothing (or nothing interesting) to compare; ``None`` for a permutation."""
+    """Why there is nothing to compare (the view then shows this sentence and no chart);
+    ``None`` for a permutation."""
     ids_a, ids_b = comparison.token_ids_a, comparison.token_ids_b
     if comparison.status == "empty":
         which = (
@@ -112,8 +113,9 @@ def status_message(comparison: OrderComparison) -> str | None:
     if comparison.status == "identical":
         return (
             f"The two texts compared, {first} and {second}, are the same tokens in the same "
-            "order, so every number below is trivially the same. Reorder some words in the "
-            "second text (keep the words)."
+            "order: self-attention gives them the same numbers, with positions or without, so "
+            "there is no order to compare and no chart. Reorder some words in the second text "
+            "(keep the words)."
         )
     if comparison.status == "different_tokens" and comparison.difference is not None:
         difference = comparison.difference
