@@ -17,7 +17,7 @@ from posviz.batching import Batch
 from posviz.config import Settings
 from posviz.lesson.schemes import shape_labels
 from posviz.token_text import for_markdown, readable
-from posviz.tokenizer import token_labels, token_texts
+from posviz.tokenizer import token_texts
 from posviz.view import View
 from posviz_app import state
 from posviz_app.room import Room, explain
@@ -40,7 +40,7 @@ def render_tokens(room: Room) -> None:
 def chips_markdown(view: View, start: int, stop: int, *, lecture: bool) -> str:
     """Markdown for the token chips of positions ``start``..``stop - 1``."""
     counts = Counter(view.token_ids)
-    texts = token_labels(view.token_ids)
+    texts = view.token_texts
     # Badges have a fixed small size; coloured backgrounds grow with the heading in lecture mode.
     style, parts = ("background", ["####"]) if lecture else ("badge", [])
     for offset in range(start, stop):
@@ -77,10 +77,10 @@ def chips(view: View, *, lecture: bool) -> None:
         "N times in this window: same token id, same token vector.",
     )
     if batch.dropped:
-        dropped = batch.token_ids[batch.dropped.start : batch.dropped.stop]
+        dropped = batch.dropped  # positions in the text
         struck = " ".join(
-            f":gray-badge[~~{for_markdown(text)}~~]"
-            for text in token_texts(dropped[:DROPPED_SHOWN])
+            f":gray-badge[~~{for_markdown(text)}~~]"  # read in the whole text, as the chips
+            for text in token_texts(batch.token_ids, dropped[:DROPPED_SHOWN])
         )
         rest = f" and {len(dropped) - DROPPED_SHOWN} more" if len(dropped) > DROPPED_SHOWN else ""
         st.markdown(
