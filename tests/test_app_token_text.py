@@ -82,3 +82,12 @@ def test_attention_rows_are_the_chips_names(app_test: AppFactory) -> None:
     labels = [f"{position} · {name}" for position, name in enumerate(names)]
     for trace in heatmaps:
         assert list(trace["y"]) == labels and list(trace["x"]) == labels
+
+
+def test_the_attention_slide_names_split_characters(app_test: AppFactory) -> None:
+    """Lecture mode's slide 16 (the issue saw "\\xf0\\x9f" there too): the same rows."""
+    at = app_test({"text": PIZZA, "context_length": "8", "lecture": "1", "step": "16"})
+    assert not at.exception, [e.value for e in at.exception]
+    heatmaps = [t for t in sent_figures(at)["attention"]["data"] if t["type"] == "heatmap"]
+    labels = [f"{position} · {name}" for position, name in enumerate(character_tokens(PIZZA)[:8])]
+    assert heatmaps and all(list(trace["y"]) == labels for trace in heatmaps)
