@@ -16,6 +16,7 @@ import streamlit as st
 from posviz.batching import Batch
 from posviz.config import Settings
 from posviz.lesson.schemes import shape_labels
+from posviz.plots.attention import positions
 from posviz.token_text import for_markdown, readable
 from posviz.tokenizer import token_texts
 from posviz.view import View
@@ -70,11 +71,12 @@ def chips(view: View, *, lecture: bool) -> None:
     if lecture:
         return  # the slide's narration says the rest
     span = batch.window_span(window)
+    covered = positions(span.start, span.stop - 1, noun="token")
     explain(
         lecture=False,
-        text=f"Window {window} of the batch covers tokens {span.start}–{span.stop - 1} of "
-        f"{len(batch.token_ids)} (positions 0–{len(span) - 1}). Orange, ×N: a token that occurs "
-        "N times in this window: same token id, same token vector.",
+        text=f"Window {window} of the batch covers {covered} of {len(batch.token_ids)} "
+        f"({positions(0, len(span) - 1)}). Orange, ×N: a token that occurs N times in this "
+        "window: same token id, same token vector.",
     )
     if batch.dropped:
         dropped = batch.dropped  # positions in the text
