@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import reference
 import torch
-from reproduce import offline_tiktoken_cache
+from reproduce import offline_tiktoken_cache, run_beside_posviz
 
 from posviz.cli import main
 from posviz.lesson.training import sentences
@@ -112,7 +112,8 @@ def test_posviz_train_writes_the_shipped_runs_first_steps(
 # --- Show the code ------------------------------------------------------------------------------
 
 ALLOWED_IMPORTS = {"os", "urllib.request", "collections.abc", "dataclasses", "typing",
-                   "tiktoken", "torch", "torch.utils.data", "__future__"}  # fmt: skip
+                   "importlib.util", "tiktoken", "tiktoken.load", "tiktoken_ext.openai_public",
+                   "torch", "torch.utils.data", "__future__"}  # fmt: skip
 
 
 def test_the_script_needs_only_torch_and_tiktoken() -> None:
@@ -204,3 +205,21 @@ def test_the_progress_bar_estimates_from_the_steps_pace_not_the_start() -> None:
         assert shown is not None, line
         seconds = int(shown[1] or 0) * 60 + int(shown[2])
         assert abs(seconds - 0.05 * (1500 - done)) <= 1, line
+
+
+def test_the_script_reads_the_tokenizer_files_posviz_ships(tmp_path: Path) -> None:
+    """Issue 42: the training script fetched GPT-2's tokenizer from the network although
+    posviz ships its files. Where posviz can be found, the script for step 0 builds it from
+    posviz/data with an empty tiktoken cache and no network, and never imports posviz."""
+    run = load_named_run("small-init")
+    (tmp_path / "script.py").write_text(training_script(run.config, step=0, name=run.name))
+    shutil.copy(reference.VERDICT, tmp_path / "the-verdict.txt")
+    runner = (
+        "import runpy, sys; names = runpy.run_path('script.py');"
+        "print(len(names['vocabulary'].gpt2_ids), 'posviz' in sys.modules)"
+    )
+    printed = run_beside_posviz(runner, tmp_path, timeout=600)
+    text = reference.VERDICT.read_text(encoding="utf-8")
+    split = int(run.config.train_ratio * len(text))  # the script's training and validation text
+    vocabulary = {*reference.token_ids(text[:split]), *reference.token_ids(text[split:])}
+    assert printed.splitlines()[-1] == f"{len(vocabulary)} False"
