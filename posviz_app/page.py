@@ -23,7 +23,7 @@ from streamlit.delta_generator import DeltaGenerator
 from posviz.codegen import BOOK_CH02_NOTEBOOK_URL
 from posviz.config import Settings, SettingsError, widget_values
 from posviz.embeddings import TorchFillError
-from posviz.gpt2.store import Gpt2Embeddings
+from posviz.gpt2.store import FETCH_COMMAND, Gpt2Embeddings
 from posviz.lesson.gpt2 import fallback_sentence
 from posviz.lesson.lecture import SLIDES
 from posviz.pipeline import EmbeddingTables
@@ -85,12 +85,20 @@ def trained_or_init(*, from_link: bool) -> Gpt2Embeddings | None:
     state.back_to_init()
     shown = state.settings()
     state.say(
-        f"{trained.rstrip('.')}. {fallback_sentence(shown.emb_dim, shown.seed, shown.scheme)}",
+        f"{trained}\n\n{fallback_sentence(shown.emb_dim, shown.seed, shown.scheme)}",
         where="top",
         about=GPT2_ABOUT,
         tag=GPT2_LINK_FALLBACK if from_link else GPT2_FALLBACK,
     )
     return None
+
+
+def notice_markdown(text: str) -> str:
+    """A notice's ``text`` as Markdown that shows it literally (:func:`for_markdown`), the
+    command it asks to run as code: whole on one line, copied as it is (a browser breaks plain
+    text after the hyphen of ``-m``)."""
+    block = f"\n\n```\n{FETCH_COMMAND}\n```\n\n"  # a code block does not wrap
+    return for_markdown(text).replace(for_markdown(FETCH_COMMAND), block)
 
 
 def window_picker(view: View) -> None:
@@ -155,7 +163,7 @@ def view_page(
     with top:
         for notice in state.notices("top"):
             shown = st.info if notice.icon == INFO else st.warning  # a choice, not a fault
-            shown(for_markdown(notice.text), icon=notice.icon)
+            shown(notice_markdown(notice.text), icon=notice.icon)
     in_lecture = state.lecture()
     linked = view.settings
     if state.stands(GPT2_LINK_FALLBACK):  # the link keeps asking for GPT-2: a reload tries again

@@ -14,7 +14,14 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 import torch
-from reference import book_head_attention, decode_array, get_slopes, token_ids, visible_token
+from reference import (
+    book_head_attention,
+    character_tokens,
+    decode_array,
+    get_slopes,
+    token_ids,
+    visible_token,
+)
 
 from posviz.cli import main
 from posviz.config import Settings
@@ -283,3 +290,24 @@ def test_figure_masks_only_the_cells_it_draws() -> None:
     assert not np.isnan(raw).any()
     assert np.array_equal(np.isnan(z), np.triu(np.ones_like(raw, dtype=bool), 1))
     assert torch.equal(view.shown.content.isnan(), torch.from_numpy(np.isnan(z)))
+
+
+@pytest.mark.parametrize(
+    ("text", "window"),
+    [
+        pytest.param("I love pizza 🍕🍕 and pizza loves me 😀", 0, id="emoji-cut-at-the-end"),
+        pytest.param("東京は日本の首都です。東京", 1, id="cjk-starts-inside-a-character"),
+    ],
+)
+def test_rows_and_hover_name_split_characters_as_the_chips(text: str, window: int) -> None:
+    """The issue's texts at T = 8: the rows, columns and hover say "🍕 (1 of 3)" and
+    "本 (2 of 2)", as the chips do, read in the whole text (tests/reference.py), not the
+    tokens' loose bytes ("\\xf0\\x9f", "\\x8d")."""
+    view = build_attention(build_view(Settings(text=text, context_length=8, window=window)))
+    names = character_tokens(text)[8 * window : 8 * window + 8]
+    assert view.token_texts == tuple(names)
+    labels = [f"{position} · {name}" for position, name in enumerate(names)]
+    for trace in heatmaps(attention_figure(view)):
+        assert list(trace.y) == labels and list(trace.x) == labels
+        assert trace.hovertemplate.startswith("query: %{y}<br>key: %{x}<br>")
+    assert not any("\\x" in label for label in labels)

@@ -119,6 +119,15 @@ def draw_step(tokens: int, *, max_drawn: int = MAX_DRAWN) -> int:
     return max(1, math.ceil(tokens / max_drawn))
 
 
+def positions(first: int, last: int, *, noun: str = "position") -> str:
+    """``"positions 3–5"``, or ``"position 3"`` for a single one (never "3–3").
+
+    >>> positions(3, 5), positions(3, 3), positions(0, 0, noun="token")
+    ('positions 3–5', 'position 3', 'token 0')
+    """
+    return f"{noun} {first}" if first == last else f"{noun}s {first}–{last}"
+
+
 def ordinal(number: int) -> str:
     """``2nd``, ``3rd``, ``4th``, ``11th``.
 
@@ -250,7 +259,7 @@ _BAR_TITLES: Final = ("content", "position", "score", "weight")
 def _note(view: AttentionView, decisions: AttentionDecisions, *, lecture: bool) -> str:
     """The line over the panels: which head, where the window stands, what is left out."""
     start, last = view.shown.start, view.shown.start + view.shown.size - 1
-    where = f"positions {start}–{last}"
+    where = positions(start, last)
     parts = (
         f"head {view.head} of {view.heads} (d/H = {view.head_dim} columns)",
         where if lecture else f"query i (row) and key j (column) at {where}",
