@@ -215,7 +215,9 @@ def start_plotly_early(*, three_d: bool = False) -> None:
     _serve_plotly()
     st.html(_HIDE_LOADER)
     build = GL3D if three_d else CARTESIAN
-    _loader(key=LOADER_NAME, data={"preload": [build.source()]})
+    # A tuple, not a list: Streamlit checks each list in a component's dict for a dataframe,
+    # and that check imports pandas and pyarrow (70 MB in the server process); it skips tuples.
+    _loader(key=LOADER_NAME, data={"preload": (build.source(),)})
 
 
 def show_chart(

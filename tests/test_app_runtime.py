@@ -7,6 +7,7 @@
 * A foreign ``Origin`` and an unknown ``Host`` (DNS rebinding) get no websocket.
 * A client flooding rerun requests: its session gets one request per turn of the event loop,
   button clicks are kept, and the other sessions keep getting their views.
+* No run of the page imports pandas or pyarrow (70 MB a server process would hold).
 
 None of these tests is timed: they check what happened, not how fast.
 """
@@ -199,6 +200,43 @@ def test_the_monitor_records_and_refuses_outbound_attempts(tmp_path: Path) -> No
     assert len(lines) == 2, lines
     assert lines[0].startswith("getaddrinfo 'checkip.amazonaws.com'")
     assert lines[1].startswith("connect ('192.0.2.1', 80)")
+
+
+# Every tab, then every lecture slide, in a fresh interpreter: what the page imports.
+_PAGE_IMPORTS = """
+import sys
+from streamlit.testing.v1 import AppTest
+from posviz.lesson.lecture import SLIDES
+from posviz_app.views import TABS
+at = AppTest.from_file("app.py", default_timeout=120).run()
+for tab in TABS:
+    at.session_state["view"] = tab.label
+    at.run()
+at.session_state["lecture"] = True
+for step in range(len(SLIDES)):
+    at.session_state["step"] = step
+    at.run()
+assert not at.exception, at.exception
+print(" ".join(sorted(name for name in ("pandas", "pyarrow") if name in sys.modules)))
+"""
+
+
+@pytest.mark.slow
+def test_no_view_or_slide_imports_pandas() -> None:
+    """pandas and pyarrow hold about 70 MB in a server process (60 students opening the link:
+    420 MB against 350 MB; issue 42). Streamlit imports them when a component's data is a dict
+    with a value it must check for a dataframe (a list: the early loader's builds); posviz's
+    components get bytes or dicts of plain values, and no view draws a dataframe."""
+    found = subprocess.run(
+        [sys.executable, "-c", _PAGE_IMPORTS],
+        cwd=ROOT,
+        env={**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert found.returncode == 0, found.stderr[-2000:]
+    assert found.stdout.split() == [], f"the page imported {found.stdout.strip()}"
 
 
 @pytest.mark.slow
