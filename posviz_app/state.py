@@ -128,6 +128,7 @@ _NAV_SEQ: Final = "_nav_seq"  # the number of the last press the navigation sent
 _CANVASES: Final = "_posviz_canvases"  # the room each chart last reported: chart_canvas
 _ANY: Final = ""  # ... under this name, any chart's
 _SERVED: Final = "_posviz_plotly_served"  # plotly.js's folders registered for this session
+_LECTURE_TOGGLED: Final = "_lecture_toggled"  # lecture mode turned on or off: fold or unfold
 
 
 def derived_key(key: str, value: object) -> str:
@@ -487,8 +488,28 @@ def back_to_init() -> None:
 
 @once_link_read
 def reset_step() -> None:
-    """Lecture mode starts at its first slide."""
+    """Lecture mode starts at its first slide (and the sidebar folds, or unfolds when it
+    ends: :func:`sidebar_fold`)."""
     st.session_state[STEP] = 0
+    st.session_state[_LECTURE_TOGGLED] = True
+
+
+def sidebar_fold(*, first: bool) -> Literal["collapsed", "auto"] | None:
+    """What this run tells the browser's sidebar: fold it where lecture mode starts (a
+    lecture link's first run, the toggle turned on), ``"auto"`` where it ends, and else
+    nothing (``None``: the browser keeps the sidebar as the user left it).
+
+    Streamlit folds the sidebar when the page's ``initial_sidebar_state`` changes; a run that
+    told it "collapsed" again after the lecturer had opened the sidebar could fold it under
+    their hand (issue 42). Call :func:`sidebar_told` once the page config is sent."""
+    if not (first or st.session_state.get(_LECTURE_TOGGLED)):
+        return None
+    return "collapsed" if lecture() else "auto"
+
+
+def sidebar_told() -> None:
+    """This run has told the sidebar what :func:`sidebar_fold` said."""
+    st.session_state.pop(_LECTURE_TOGGLED, None)
 
 
 @once_link_read

@@ -452,3 +452,51 @@ def test_a_cleared_session_reads_its_view_back_from_the_link(tmp_path: Path) -> 
     assert not after.errors, after.errors
     assert after.chart is not None
     assert "Traceback" not in log and "KeyError" not in log, log[-2000:]
+
+
+# --- lecture mode's fold ----------------------------------------------------------------------
+
+
+@pytest.mark.server
+def test_lecture_mode_folds_the_sidebar_once_and_then_leaves_it_to_the_user(
+    tmp_path: Path,
+) -> None:
+    """A lecture link's first run folds the sidebar (``initial_sidebar_state`` collapsed); its
+    later runs say nothing about it (unset), so no run can fold a sidebar the lecturer opened
+    since (issue 42: the fold once came after the lecturer had opened it); turning lecture
+    mode off unfolds it ("auto"). Read from the page config each run sends."""
+    from streamlit.proto.PageConfig_pb2 import PageConfig
+
+    from devtools.client import StreamlitSession
+
+    told: list[list[int]] = []
+    with _serve(tmp_path, {}) as server:
+        session = StreamlitSession(server.url)
+        try:
+            session.query_string = "lecture=1"
+            session.load_page()
+            session.connect()
+            assert session.ws is not None
+            receive = session.ws.recv
+
+            def recv() -> Any:  # every message also read here for its page config
+                raw = receive()
+                if isinstance(raw, bytes):
+                    message = ForwardMsg()
+                    message.ParseFromString(raw)
+                    if message.WhichOneof("type") == "page_config_changed":
+                        told[-1].append(message.page_config_changed.initial_sidebar_state)
+                return raw
+
+            session.ws.recv = recv  # type: ignore[method-assign]
+            runs = []
+            for off in (False, False, False, True):  # the link's run, two reruns, then off
+                told.append([])
+                runs.append(session.change("lecture", False) if off else session.rerun())
+        finally:
+            session.close()
+    assert all(not run.errors for run in runs), [run.errors for run in runs]
+    unset, collapsed, auto = (
+        PageConfig.SIDEBAR_UNSET, PageConfig.COLLAPSED, PageConfig.AUTO
+    )  # fmt: skip
+    assert told == [[collapsed], [unset], [unset], [auto]], told
