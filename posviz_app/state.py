@@ -327,7 +327,8 @@ def notices(where: Where) -> list[Notice]:
     said: tuple[Notice, ...] = st.session_state.get(_NOTICES, ())
     values = _about(said)
     kept = [n for n in said if n.stands(values)]
-    st.session_state[_NOTICES] = tuple(kept)
+    if len(kept) < len(said):  # a write costs 20 µs, and this is read three times a run
+        st.session_state[_NOTICES] = tuple(kept)
     return [n for n in kept if n.where == where]
 
 
