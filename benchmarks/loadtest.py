@@ -15,7 +15,10 @@ Scenarios (issue 8):
 
 * ``steady``: many sessions on the default view click around (seed, scheme, d) for 1,000
   reruns. Server CPU per rerun from ``/proc/<pid>/stat`` (target <= 25 ms), and RSS flat over
-  the 1,000 reruns (growth from rerun 200 to the end <= 10 MB).
+  the 1,000 reruns (growth from rerun 200 to the end <= 10 MB). With ``--think S`` each
+  student reads each view for S seconds before the next change (starts spread over S
+  seconds): a lecture hall, ``--sessions-steady 100 --think 1`` (issue 42: reruns p95 <=
+  0.35 s).
 * ``capacity``: one session on the default view (the bare link, no query string) reruns the
   same view, one rerun at a time, so the numbers isolate what one rerun costs the server and
   where it goes: CPU per rerun (target <= 25 ms) split into the event-loop thread (the
@@ -61,14 +64,14 @@ is printed next to them; CPU per rerun is measured on the server process itself.
 
 ``--server-option section.name=value`` (repeatable) measures another Streamlit setting, and
 ``POSVIZ_GC_FREEZE=0`` in the environment (passed on to the servers) measures without
-posviz_app.runtime's ``gc.freeze()``. The four garbage-collection variants of the README::
+posviz_app.runtime's ``gc.freeze()``. The four garbage-collection variants::
 
     python benchmarks/loadtest.py --only capacity --reruns 120                 # chosen
     python benchmarks/loadtest.py --only capacity --reruns 120 \\
-        --server-option runner.postScriptGC=false
-    POSVIZ_GC_FREEZE=0 python benchmarks/loadtest.py --only capacity --reruns 120  # Streamlit's
+        --server-option runner.postScriptGC=true                              # + Streamlit's
+    POSVIZ_GC_FREEZE=0 python benchmarks/loadtest.py --only capacity --reruns 120
     POSVIZ_GC_FREEZE=0 python benchmarks/loadtest.py --only capacity --reruns 120 \\
-        --server-option runner.postScriptGC=false
+        --server-option runner.postScriptGC=true                              # Streamlit's own
 """
 
 from __future__ import annotations
@@ -132,6 +135,7 @@ RECOVERY_SECONDS = 3.0  # flood: the server must be back to normal this long aft
 RECONNECT_ATTEMPTS = 5  # a browser keeps trying; this client tries 5 times, 1 s apart
 PLAN_STEPS = 800  # steps planned per student for timed runs (a student stops when done)
 CAPACITY_WARMUP = 10  # capacity: reruns before measuring (caches, the first gc.freeze)
+THINK_P95 = 0.35  # s: steady with a think time, a lecture hall's p95 (issue 42)
 
 
 # --- plans: what each student does, and what the chart must then show ----------------------
@@ -424,11 +428,25 @@ class Student:
         self.reconnects.append(record.finished - started)
         return record
 
-    def work(self, until: float, *, steps: int | None = None, may_reconnect: bool = False) -> None:
-        """Follow the plan until ``until`` (monotonic) or ``steps`` steps; record errors."""
+    def work(
+        self,
+        until: float,
+        *,
+        steps: int | None = None,
+        may_reconnect: bool = False,
+        think: float = 0.0,
+        start_after: float = 0.0,
+    ) -> None:
+        """Follow the plan until ``until`` (monotonic) or ``steps`` steps; record errors.
+        ``think``: seconds between seeing a view and the next change (a person reading it;
+        0: the next change at once); ``start_after``: seconds before the first."""
         done = 0
         try:
+            if start_after > 0:
+                time.sleep(start_after)  # students do not all click at the same instant
             while time.monotonic() < until and (steps is None or done < steps):
+                if done and think > 0:
+                    time.sleep(think)  # the student reads the view
                 if self.position >= len(self.plan):
                     self.notes.append(f"session {self.index}: plan of {len(self.plan)} done")
                     return
@@ -660,11 +678,20 @@ def steady(ctx: Context) -> None:
     server = ctx.server("steady")
     students = [Student(server.url, i, plan) for i in range(sessions)]
     watch = Watch(server.pid, lambda: sum(len(s.records) for s in students) - sessions)
+    think = args.think
     try:
         run_together(students, lambda s: s.work(ctx.deadline, steps=1))  # open: not measured
         watch.start()
         cpu_before, started = cpu_seconds(server.pid), time.monotonic()
-        run_together(students, lambda s: s.work(ctx.deadline, steps=per_session))
+        run_together(
+            students,
+            lambda s: s.work(
+                ctx.deadline,
+                steps=per_session,
+                think=think,
+                start_after=think * s.index / sessions,
+            ),
+        )
         cpu = cpu_seconds(server.pid) - cpu_before
         wall = time.monotonic() - started
     finally:
@@ -684,6 +711,14 @@ def steady(ctx: Context) -> None:
         f"{per_rerun_ms:.1f} ms over {reruns} reruns",
         per_rerun_ms <= 25 if reruns >= 60 else None,
     )
+    if think > 0:
+        p95 = percentile(latencies, 0.95)
+        ctx.report.add(
+            "steady",
+            f"reruns p95 <= {THINK_P95:g} s ({sessions} students, {think:g} s to read each view)",
+            f"p95 {p95:.3f} s, p50 {percentile(latencies, 0.5):.3f} s over {len(latencies)}",
+            p95 <= THINK_P95 if len(latencies) >= 100 else None,
+        )
     after_200 = [rss for _, done, rss in watch.samples if done >= 200]
     if reruns >= 1000 and after_200:
         growth = (watch.samples[-1][2] - after_200[0]) / 1024
@@ -1270,6 +1305,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="steady: reruns in total; capacity: reruns after the warm-up",
     )
     parser.add_argument("--sessions-steady", type=int, default=10)
+    parser.add_argument(
+        "--think",
+        type=float,
+        default=0.0,
+        help="steady: seconds each student reads a view before the next change (0: at once)",
+    )
     parser.add_argument("--sessions-cold", type=int, default=60)
     parser.add_argument("--sessions-explore", type=int, default=8)
     parser.add_argument("--sessions-flood", type=int, default=4, help="sessions besides it")
@@ -1286,7 +1327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="SECTION.NAME=VALUE",
-        help="extra streamlit option for every server, e.g. runner.postScriptGC=false",
+        help="extra streamlit option for every server, e.g. runner.postScriptGC=true",
     )
     parser.add_argument("--json", type=Path, help="also write the table here")
     parser.add_argument(
@@ -1308,6 +1349,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                  "sessions_balancer", "sessions_failover"):  # fmt: skip
         if not 1 <= getattr(args, name) <= MAX_SESSIONS:
             parser.error(f"--{name.replace('_', '-')} must be from 1 to {MAX_SESSIONS}")
+    if not 0 <= args.think <= 60:
+        parser.error("--think must be 0..60 seconds")
     if not 1 <= args.flood_messages <= 100_000 or not 1 <= args.reruns <= 20_000:
         parser.error("--flood-messages must be 1..100000 and --reruns 1..20000")
 

@@ -209,8 +209,11 @@ def main() -> None:
         page_title="posviz: positional embeddings",
         page_icon="➕",
         layout="wide",
-        initial_sidebar_state="collapsed" if in_lecture else "auto",  # lecture: the whole screen
+        # Lecture mode takes the whole screen: folded once, where it starts (never again: the
+        # lecturer may have opened the sidebar since).
+        initial_sidebar_state=state.sidebar_fold(first=from_link),
     )
+    state.sidebar_told()
     st.html(PAGE_CSS)
     if not in_lecture:  # in lecture mode the slide's title heads the page
         st.title("Token + position = input embeddings")

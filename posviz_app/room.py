@@ -9,21 +9,24 @@ builder for the figure and the decisions it took, writes its sentences from thos
 The part of a view that depends on the chart's size (the chart and the sentences beside it) is a
 :func:`chart_room`: a fragment, so when the browser reports the chart's size only that part runs
 again, never the page (a whole-page rerun cleared the page's notices and cost every other
-view's work).
+view's work). Streamlit keeps a fragment's arguments for the session's life, to run it again;
+a room is kept there without its view (:class:`_Kept`), which is built again from its settings
+if the fragment runs after the page's run has let it go.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
-from typing import ParamSpec
+from typing import Any, ParamSpec
 
 import streamlit as st
 
 from posviz.config import Settings
 from posviz.lesson.lecture import Slide
-from posviz.view import TablesFor, View
+from posviz.view import TablesFor, View, build_view
 from posviz_app import runtime, state
 
 P = ParamSpec("P")
@@ -55,20 +58,50 @@ class Room:
         return "" if self.slide is None else f"slide {self.slide.number}"
 
 
+@dataclass(frozen=True)
+class _Kept:
+    """A :class:`Room` as a fragment keeps it between runs: its view only by a weak reference
+    (a big view's three [1024, 768] matrices are 9 MB, and every session keeps its fragments'
+    arguments), and the settings to build it again when the fragment runs alone later."""
+
+    settings: Settings
+    tables: TablesFor
+    slide: Slide | None
+    view: weakref.ReferenceType[View]
+
+    @staticmethod
+    def of(value: object) -> object:
+        """``value``, a room kept lightly."""
+        if not isinstance(value, Room):
+            return value
+        return _Kept(value.settings, value.tables, value.slide, weakref.ref(value.view))
+
+    @staticmethod
+    def room(value: object) -> Any:
+        """``value``, a kept room as a :class:`Room` again (its view built anew if gone)."""
+        if not isinstance(value, _Kept):
+            return value
+        view = value.view()
+        if view is None:  # the page's run is over: the same settings give the same view
+            view = build_view(value.settings, tables=value.tables)
+        return Room(view, value.tables, value.slide)
+
+
 def chart_room(draw: Callable[P, None], *, run_every: float | None = None) -> Callable[P, None]:
     """``draw`` as a fragment of the page (it reruns alone when its chart reports its size, and
     every ``run_every`` seconds if given: the Training tab's play button), holding one of the
     server's view slots while it computes, and showing a message, never a traceback, if it
-    fails (Streamlit calls a fragment outside the page's own handler)."""
+    fails (Streamlit calls a fragment outside the page's own handler). Its rooms are kept
+    without their views (:class:`_Kept`)."""
 
-    @wraps(draw)
-    def guarded(*args: P.args, **kwargs: P.kwargs) -> None:
+    def guarded(*kept: object, **kwargs: object) -> None:
         # A slide's stage packs its elements closely (gap xsmall) to leave the chart the
         # window's height; the fragment's own container would space them as a tab does.
-        lecture = bool(args) and isinstance(args[0], Room) and args[0].lecture
+        first = kept[0] if kept else None
+        lecture = isinstance(first, Room | _Kept) and first.slide is not None
         with runtime.view_slot(), st.container(gap="xsmall" if lecture else "small"):
             try:
-                draw(*args, **kwargs)
+                draw(*(_Kept.room(value) for value in kept), **kwargs)  # type: ignore[arg-type]
             except Exception:
                 runtime.LOGGER.exception("unexpected error in a view")
                 st.error(
@@ -76,7 +109,13 @@ def chart_room(draw: Callable[P, None], *, run_every: float | None = None) -> Ca
                     "reload."
                 )
 
-    return st.fragment(guarded, run_every=run_every)
+    fragment = st.fragment(wraps(draw)(guarded), run_every=run_every)
+
+    @wraps(draw)
+    def lodged(*args: P.args, **kwargs: P.kwargs) -> None:
+        fragment(*(_Kept.of(value) for value in args), **kwargs)
+
+    return lodged
 
 
 def explain(text: str, *, lecture: bool) -> None:

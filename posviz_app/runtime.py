@@ -9,7 +9,8 @@ smallest change that works, each covered by a test against the real server
 
 * **Rerun floods are coalesced** (:func:`_coalescing_handle_backmsg`).
 * **No outbound traffic** (:func:`_no_ip_lookup`).
-* **The long-lived heap is frozen** after the first run (:func:`run_finished`).
+* **The long-lived heap is frozen** after the first run, and each run collects only its own
+  young garbage (:func:`run_finished`).
 * **Freed memory goes back to the system** (:func:`bound_malloc`), and **at most
   :data:`VIEW_SLOTS` views are computed at once** (:func:`view_slot`).
 
@@ -63,21 +64,29 @@ def prepare() -> None:
 
 
 def run_finished() -> None:
-    """After the first complete run, freeze the heap that every later run shares.
+    """After every complete run: collect the young garbage the run left and give freed memory
+    back; after the first, freeze the heap that every later run shares.
 
-    Streamlit runs ``gc.collect(2)`` after every script run (``runner.postScriptGC``). The
-    first run leaves about 220,000 long-lived objects (torch, plotly, streamlit, the
-    tokenizer) and walking them took 90-120 ms of each 150 ms rerun. ``gc.freeze()`` moves
-    them to a generation the collector never walks; they live as long as the process anyway.
-    Later collections then look only at what later runs allocate, so the post-run collection
-    stays on (it keeps memory flat: the load test's capacity scenario) and costs about 1 ms.
-    Turning it off instead (``runner.postScriptGC = false``) saved about as much CPU but
-    leaves the full collections to Python's thresholds, which then walk the whole heap at
-    unpredictable moments during someone's run. ``POSVIZ_GC_FREEZE=0`` in the server's
-    environment skips the freeze, to measure the difference
+    The first run leaves about 220,000 long-lived objects (torch, plotly, streamlit, the
+    tokenizer); a full collection walked them in 90-120 ms. ``gc.freeze()`` moves them to a
+    generation the collector never walks; they live as long as the process anyway.
+
+    What a full collection still walks grows with the class: every open session keeps about
+    400 objects of its own (its websocket, its widgets' state, its charts' fragments), so with
+    60 sessions open a full collection took 7 ms of CPU, and Streamlit ran one after every
+    script run (``runner.postScriptGC``, turned off in ``.streamlit/config.toml``): a rerun's
+    script thread took 16.4 ms instead of 9.3 (issue 42). Instead each run collects the two
+    young generations (``gc.collect(1)``: what this run allocated and left in reference
+    cycles, about 0.3 ms), and Python's own thresholds run the full collection when the
+    objects that survived since the last one reach a quarter of those it kept (every few
+    dozen runs under a class, not after each). ``POSVIZ_GC_FREEZE=0`` in the server's
+    environment skips the freeze, and ``--runner.postScriptGC true`` brings back Streamlit's
+    collection after each run, to measure the difference
     (``python benchmarks/loadtest.py --only capacity``).
     """
     global _frozen
+    if _frozen:
+        gc.collect(1)
     if _malloc_trim is not None:
         _malloc_trim(0)
     if _frozen:

@@ -128,6 +128,7 @@ _NAV_SEQ: Final = "_nav_seq"  # the number of the last press the navigation sent
 _CANVASES: Final = "_posviz_canvases"  # the room each chart last reported: chart_canvas
 _ANY: Final = ""  # ... under this name, any chart's
 _SERVED: Final = "_posviz_plotly_served"  # plotly.js's folders registered for this session
+_LECTURE_TOGGLED: Final = "_lecture_toggled"  # lecture mode turned on or off: fold or unfold
 
 
 def derived_key(key: str, value: object) -> str:
@@ -241,11 +242,15 @@ def settings() -> Settings:
 
 
 def _values(keys: Iterable[str]) -> dict[str, object]:
-    """The values ``keys`` have now (those the session has). ``st.session_state.to_dict()``
-    would copy every key, each through Streamlit's widget lookup: about 1 ms a call, six calls a
-    run, on a key press whose server part is 50 ms of CPU."""
-    state = st.session_state
-    return {key: state[key] for key in keys if key in state}
+    """The values ``keys`` have now (those the session has). One copy of the session's state
+    (``st.session_state.to_dict()``: 60 µs with the page's 30 keys) costs less than reading
+    the 19 settings keys one by one (130 µs: each ``in`` and each read is a lookup through
+    Streamlit's widget map), and :func:`settings` is read twice a run."""
+    wanted = tuple(keys)
+    if not wanted:
+        return {}
+    state = st.session_state.to_dict()
+    return {key: state[key] for key in wanted if key in state}
 
 
 def _about(kept: Iterable[Notice]) -> dict[str, object]:
@@ -327,7 +332,8 @@ def notices(where: Where) -> list[Notice]:
     said: tuple[Notice, ...] = st.session_state.get(_NOTICES, ())
     values = _about(said)
     kept = [n for n in said if n.stands(values)]
-    st.session_state[_NOTICES] = tuple(kept)
+    if len(kept) < len(said):  # a write costs 20 µs, and this is read three times a run
+        st.session_state[_NOTICES] = tuple(kept)
     return [n for n in kept if n.where == where]
 
 
@@ -488,8 +494,28 @@ def back_to_init() -> None:
 
 @once_link_read
 def reset_step() -> None:
-    """Lecture mode starts at its first slide."""
+    """Lecture mode starts at its first slide (and the sidebar folds, or unfolds when it
+    ends: :func:`sidebar_fold`)."""
     st.session_state[STEP] = 0
+    st.session_state[_LECTURE_TOGGLED] = True
+
+
+def sidebar_fold(*, first: bool) -> Literal["collapsed", "auto"] | None:
+    """What this run tells the browser's sidebar: fold it where lecture mode starts (a
+    lecture link's first run, the toggle turned on), ``"auto"`` where it ends, and else
+    nothing (``None``: the browser keeps the sidebar as the user left it).
+
+    Streamlit folds the sidebar when the page's ``initial_sidebar_state`` changes; a run that
+    told it "collapsed" again after the lecturer had opened the sidebar could fold it under
+    their hand (issue 42). Call :func:`sidebar_told` once the page config is sent."""
+    if not (first or st.session_state.get(_LECTURE_TOGGLED)):
+        return None
+    return "collapsed" if lecture() else "auto"
+
+
+def sidebar_told() -> None:
+    """This run has told the sidebar what :func:`sidebar_fold` said."""
+    st.session_state.pop(_LECTURE_TOGGLED, None)
 
 
 @once_link_read

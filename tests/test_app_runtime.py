@@ -7,6 +7,7 @@
 * A foreign ``Origin`` and an unknown ``Host`` (DNS rebinding) get no websocket.
 * A client flooding rerun requests: its session gets one request per turn of the event loop,
   button clicks are kept, and the other sessions keep getting their views.
+* No run of the page imports pandas or pyarrow (70 MB a server process would hold).
 
 None of these tests is timed: they check what happened, not how fast.
 """
@@ -199,6 +200,43 @@ def test_the_monitor_records_and_refuses_outbound_attempts(tmp_path: Path) -> No
     assert len(lines) == 2, lines
     assert lines[0].startswith("getaddrinfo 'checkip.amazonaws.com'")
     assert lines[1].startswith("connect ('192.0.2.1', 80)")
+
+
+# Every tab, then every lecture slide, in a fresh interpreter: what the page imports.
+_PAGE_IMPORTS = """
+import sys
+from streamlit.testing.v1 import AppTest
+from posviz.lesson.lecture import SLIDES
+from posviz_app.views import TABS
+at = AppTest.from_file("app.py", default_timeout=120).run()
+for tab in TABS:
+    at.session_state["view"] = tab.label
+    at.run()
+at.session_state["lecture"] = True
+for step in range(len(SLIDES)):
+    at.session_state["step"] = step
+    at.run()
+assert not at.exception, at.exception
+print(" ".join(sorted(name for name in ("pandas", "pyarrow") if name in sys.modules)))
+"""
+
+
+@pytest.mark.slow
+def test_no_view_or_slide_imports_pandas() -> None:
+    """pandas and pyarrow hold about 70 MB in a server process (60 students opening the link:
+    420 MB against 350 MB; issue 42). Streamlit imports them when a component's data is a dict
+    with a value it must check for a dataframe (a list: the early loader's builds); posviz's
+    components get bytes or dicts of plain values, and no view draws a dataframe."""
+    found = subprocess.run(
+        [sys.executable, "-c", _PAGE_IMPORTS],
+        cwd=ROOT,
+        env={**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert found.returncode == 0, found.stderr[-2000:]
+    assert found.stdout.split() == [], f"the page imported {found.stdout.strip()}"
 
 
 @pytest.mark.slow
@@ -414,3 +452,51 @@ def test_a_cleared_session_reads_its_view_back_from_the_link(tmp_path: Path) -> 
     assert not after.errors, after.errors
     assert after.chart is not None
     assert "Traceback" not in log and "KeyError" not in log, log[-2000:]
+
+
+# --- lecture mode's fold ----------------------------------------------------------------------
+
+
+@pytest.mark.server
+def test_lecture_mode_folds_the_sidebar_once_and_then_leaves_it_to_the_user(
+    tmp_path: Path,
+) -> None:
+    """A lecture link's first run folds the sidebar (``initial_sidebar_state`` collapsed); its
+    later runs say nothing about it (unset), so no run can fold a sidebar the lecturer opened
+    since (issue 42: the fold once came after the lecturer had opened it); turning lecture
+    mode off unfolds it ("auto"). Read from the page config each run sends."""
+    from streamlit.proto.PageConfig_pb2 import PageConfig
+
+    from devtools.client import StreamlitSession
+
+    told: list[list[int]] = []
+    with _serve(tmp_path, {}) as server:
+        session = StreamlitSession(server.url)
+        try:
+            session.query_string = "lecture=1"
+            session.load_page()
+            session.connect()
+            assert session.ws is not None
+            receive = session.ws.recv
+
+            def recv() -> Any:  # every message also read here for its page config
+                raw = receive()
+                if isinstance(raw, bytes):
+                    message = ForwardMsg()
+                    message.ParseFromString(raw)
+                    if message.WhichOneof("type") == "page_config_changed":
+                        told[-1].append(message.page_config_changed.initial_sidebar_state)
+                return raw
+
+            session.ws.recv = recv  # type: ignore[method-assign]
+            runs = []
+            for off in (False, False, False, True):  # the link's run, two reruns, then off
+                told.append([])
+                runs.append(session.change("lecture", False) if off else session.rerun())
+        finally:
+            session.close()
+    assert all(not run.errors for run in runs), [run.errors for run in runs]
+    unset, collapsed, auto = (
+        PageConfig.SIDEBAR_UNSET, PageConfig.COLLAPSED, PageConfig.AUTO
+    )  # fmt: skip
+    assert told == [[collapsed], [unset], [unset], [auto]], told

@@ -164,19 +164,31 @@ def test_the_drawn_sentence_reads_the_figures_decisions() -> None:
     text = " ".join(["the rose"] * 300)
     big = view_of(Settings(text=text, context_length=512))
     decisions = attention_chart(big).decisions
-    assert (decisions.step, decisions.drawn) == (3, 171)  # ceil(512 / 224), range(0, 512, 3)
-    assert words.drawn_sentence(decisions) == (
-        "The heatmaps draw every 3rd row and column of the 512 tokens (171 of each): the cells "
-        "drawn hold their exact values; hover one for its tokens and numbers."
+    step = math.ceil(512 / 224)  # a panel draws at most 224 rows: every 3rd of 512
+    drawn = len(range(0, 512, step))
+    assert (decisions.step, decisions.drawn) == (step, drawn) == (3, 171)
+    sentence = (
+        f"The heatmaps draw every {step}rd row and column of the 512 tokens ({drawn} of each): "
+        "the cells drawn hold their exact values; hover one for its tokens and numbers."
     )
-    assert words.drawn_sentence(decisions) in words.sentences(big, decisions)
+    assert words.drawn_sentence(decisions) == sentence
+    assert sentence in words.sentences(big, decisions)
 
 
 def test_every_scheme_has_its_sentences() -> None:
+    last = 2 + len(token_ids(ROSE)) - 1  # 9 tokens moved 2 later: positions 2 ... 10
     for scheme in ("learned", "sinusoidal", "none", "rope", "alibi", "t5"):
-        view = view_of(Settings(text=ROSE, scheme=scheme, shift=2))  # type: ignore[arg-type]
+        settings = Settings(text=ROSE, scheme=scheme, shift=2)  # type: ignore[arg-type]
+        view = view_of(settings)
         found = words.sentences(view, attention_chart(view).decisions, markdown=False)
-        assert found[0] == words.shift_sentence(view, markdown=False)
+        change = printed(largest_change(settings, 2))  # the book's way (tests/reference.py)
+        verdict = (
+            f"scores change by up to {change} (the weights by up to "
+            if scheme in ("learned", "sinusoidal")  # absolute: the position itself counts
+            else f"are unchanged (largest change {change}"
+        )
+        assert found[0].startswith(f"Moved 2 positions later (to positions 2–{last}), ")
+        assert verdict in found[0], (scheme, found[0])
         assert "**" not in " ".join(found)
         assert found[2].startswith("Head 0 of 4: columns 0–15 of the queries and keys")
 
