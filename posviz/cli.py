@@ -150,7 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog=_PROG,
         description="Write posviz's figure (token + position = input embeddings), its three "
         "matrices or the code that reproduces them, for given settings. No Streamlit needed.",
-        epilog="`posviz app [streamlit options]` starts the app in the browser instead.",
+        epilog="Two commands of their own: `posviz app [streamlit options]` starts the app in "
+        "the browser; `posviz train --init {small,default} --out NAME.npz` trains the book's "
+        "GPT on The Verdict and keeps its positional table every few steps, for the Training "
+        "view (`posviz train --help`).",
     )
     text = parser.add_mutually_exclusive_group()
     text.add_argument("--text", help=f"the text (default: {default.text!r})")
@@ -287,7 +290,12 @@ def build_parser() -> argparse.ArgumentParser:
         "default) or the first three in a 3-D scene (3d, the Geometry tab's view)",
     )
     parser.add_argument("--lecture", action="store_true", help="large fonts for a projector")
-    parser.add_argument("--out", type=Path, help="write the figure to this .html or .png file")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help=f"write the figure to this file: {', '.join(_FIGURE_SUFFIXES)} (standalone HTML, "
+        "the Plotly figure as JSON, or PNG with kaleido)",
+    )
     parser.add_argument(
         "--width", type=int, default=_PNG_WIDTH, help=f"PNG width in pixels (default {_PNG_WIDTH})"
     )

@@ -34,7 +34,7 @@ from posviz.config import Scheme, Settings
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings, embed_window
 from posviz.schemes import Options, default_options, score_bias
 from posviz.schemes import scheme as scheme_of
-from posviz.tokenizer import encode
+from posviz.tokenizer import encode, token_texts
 
 CompareStatus = Literal["permutation", "identical", "different_tokens", "empty", "too_long"]
 MAX_COMPARE_TOKENS: Final = 128  # a sentence or two shows it; 4 attention passes stay ~0.1 s
@@ -62,15 +62,33 @@ class TokenDifference:
 
     only_in_a: tuple[int, ...]
     only_in_b: tuple[int, ...]
+    texts_a: tuple[str, ...] = ()  # only_in_a as the chips write them (at the first occurrence)
+    texts_b: tuple[str, ...] = ()
 
 
-def token_difference(ids_a: Sequence[int], ids_b: Sequence[int]) -> TokenDifference:
-    """Multiset difference both ways, each in order of first appearance."""
+def token_difference(
+    ids_a: Sequence[int],
+    ids_b: Sequence[int],
+    texts: tuple[Sequence[str] | None, Sequence[str] | None] = (None, None),
+) -> TokenDifference:
+    """Multiset difference both ways, each in order of first appearance, with each token's
+    text at its first occurrence (``texts``: each text's tokens as
+    :func:`posviz.tokenizer.token_texts` wrote them in the whole text; default: read alone).
+
+    >>> difference = token_difference(encode("東京"), encode("京"))
+    >>> difference.only_in_a, difference.texts_a
+    ((30266, 109), ('東 (1 of 2)', '東 (2 of 2)'))
+    """
     count_a, count_b = Counter(ids_a), Counter(ids_b)
     extra_a, extra_b = count_a - count_b, count_b - count_a
+    only_a = tuple(t for t in dict.fromkeys(ids_a) for _ in range(extra_a[t]))
+    only_b = tuple(t for t in dict.fromkeys(ids_b) for _ in range(extra_b[t]))
+    names = [
+        dict(reversed(tuple(zip(ids, token_texts(ids) if shown is None else shown, strict=True))))
+        for ids, shown in zip((ids_a, ids_b), texts, strict=True)
+    ]  # each token's text at its first occurrence
     return TokenDifference(
-        only_in_a=tuple(t for t in dict.fromkeys(ids_a) for _ in range(extra_a[t])),
-        only_in_b=tuple(t for t in dict.fromkeys(ids_b) for _ in range(extra_b[t])),
+        only_a, only_b, tuple(names[0][t] for t in only_a), tuple(names[1][t] for t in only_b)
     )
 
 
@@ -183,12 +201,14 @@ def compare_order(
     causal: bool = False,
     seed: int = Settings.seed,
     options: Options | None = None,
+    texts: tuple[Sequence[str] | None, Sequence[str] | None] = (None, None),
 ) -> OrderComparison:
     """Compare two windows of at most ``context_length`` tokens each (see module docstring).
 
     ``weights`` must have ``d_in`` equal to the tables' ``emb_dim`` (``ValueError`` if not);
     ``seed``: the view's, for T5's seeded bias table; ``options``: the scheme's (RoPE's base),
-    default their defaults.
+    default their defaults; ``texts``: each window's tokens as read in its whole text
+    (see :func:`~posviz.pipeline.embed_window`; default: read alone).
     """
     ids_a, ids_b = tuple(token_ids_a), tuple(token_ids_b)
     if not ids_a or not ids_b:
@@ -197,11 +217,16 @@ def compare_order(
         return OrderComparison("too_long", scheme, causal, ids_a, ids_b)
     order = match_permutation(ids_a, ids_b)
     if order is None:
-        difference = token_difference(ids_a, ids_b)
+        difference = token_difference(ids_a, ids_b, texts)
         return OrderComparison("different_tokens", scheme, causal, ids_a, ids_b, None, difference)
     options = {**default_options(), **(options or {})}
-    a = embed_window(tables, ids_a, context_length=context_length, scheme=scheme, options=options)
-    b = embed_window(tables, ids_b, context_length=context_length, scheme=scheme, options=options)
+    a, b = (
+        embed_window(
+            tables, ids, context_length=context_length, scheme=scheme, options=options,
+            token_texts=shown,
+        )
+        for ids, shown in zip((ids_a, ids_b), texts, strict=True)
+    )  # fmt: skip
     without = _summary(
         a.token_embeddings,
         b.token_embeddings,
@@ -260,10 +285,13 @@ def compare_with_text(
     causal: bool = False,
     seed: int = Settings.seed,
     options: Options | None = None,
+    window_token_texts: Sequence[str] | None = None,
 ) -> OrderComparison:
-    """:func:`compare_order` for the window on screen and the first window (at most
+    """:func:`compare_order` for the window on screen (its tokens written
+    ``window_token_texts``, default: read alone) and the first window (at most
     ``context_length`` tokens) of ``compare_text``; ``second_text_cut`` counts the rest."""
     second = encode(compare_text)
+    first_window = range(min(len(second), context_length))
     comparison = compare_order(
         tables,
         window_token_ids,
@@ -274,5 +302,6 @@ def compare_with_text(
         causal=causal,
         seed=seed,
         options=options,
+        texts=(window_token_texts, token_texts(second, first_window)),
     )
     return replace(comparison, second_text_cut=max(len(second) - context_length, 0))

@@ -27,7 +27,7 @@ magnitude positive (scikit-learn's ``svd_flip`` convention), so the picture neve
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeVar
 
@@ -45,6 +45,7 @@ from posviz.position_tables import (
 )
 from posviz.schemes import scheme
 from posviz.similarity import unit_rows
+from posviz.tokenizer import token_texts as texts_of
 from posviz.view import TablesFor, View, seeded_tables
 
 VARIANCE_SHARE: Final = 0.9  # "how many directions hold 90 % of the variance"
@@ -210,6 +211,7 @@ class TokenCosines:
     mean_abs: float
     position: int  # the pair with the largest |cosine|
     token_id: int
+    token_text: str  # that token as the chips write it (tokenizer.token_texts), not escaped
 
 
 def abs_cosines(positions: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
@@ -229,9 +231,11 @@ def token_cosines(
     token_ids: tuple[int, ...],
     *,
     tokens: str,
+    token_texts: Sequence[str] | None = None,
 ) -> TokenCosines:
     """``|cos|`` between every row of ``positional`` and every row of ``token_embeddings``
-    ``[m, d]`` (the rows of ``token_ids``); float32 products of float64-normalised rows."""
+    ``[m, d]`` (the rows of ``token_ids``, written ``token_texts``; default: each read
+    alone); float32 products of float64-normalised rows."""
     cosines = abs_cosines(positional.table, token_embeddings)  # [T, m]
     flat = int(cosines.argmax())
     position, column = divmod(flat, cosines.shape[1])
@@ -243,6 +247,7 @@ def token_cosines(
         mean_abs=float(cosines.double().mean()),
         position=position,
         token_id=token_ids[column],
+        token_text=texts_of([token_ids[column]])[0] if token_texts is None else token_texts[column],
     )
 
 
@@ -331,7 +336,7 @@ def build_geometry(
     contrast = contrast_table(settings, book_tables)
     cosines: tuple[TokenCosines, ...] = ()
     if settings.weights == "gpt2" and view.embeddings is not None:
-        cosines = gpt2_cosines(main, contrast, view.token_ids, view_tables, memo)
+        cosines = gpt2_cosines(main, contrast, view, view_tables, memo)
     return GeometryView(
         settings,
         per_table(memo, "geometry", main, analyse_table),
@@ -343,18 +348,25 @@ def build_geometry(
 def gpt2_cosines(
     main: PositionalTable,
     baseline: PositionalTable,
-    token_ids: tuple[int, ...],
+    view: View,
     tables: EmbeddingTables,
     memo: Memo = no_memo,
 ) -> tuple[TokenCosines, ...]:
     """GPT-2's positional rows (``main``) and a ``baseline`` table's, each against the rows
-    of the window's distinct ``token_ids`` and of :data:`VOCAB_SAMPLE` in ``tables`` (the
+    of the window's distinct tokens and of :data:`VOCAB_SAMPLE` in ``tables`` (the
     sample's results are kept with ``memo`` when both tables have keys)."""
-    window_ids = tuple(distinct(token_ids))
+    pairs = zip(view.token_ids, view.token_texts, strict=True)
+    first = dict(reversed(tuple(pairs)))  # each token's text at its first position
+    window_ids = tuple(distinct(view.token_ids))
+    window_texts = [first[token_id] for token_id in window_ids]
     window_rows = tables.token_embeddings(window_ids)  # [m, 768]
     found = []
     for positional in (main, baseline):
-        found.append(token_cosines(positional, window_rows, window_ids, tokens="window"))
+        found.append(
+            token_cosines(
+                positional, window_rows, window_ids, tokens="window", token_texts=window_texts
+            )
+        )
 
         def sample(positional: PositionalTable = positional) -> TokenCosines:
             rows = tables.token_embeddings(VOCAB_SAMPLE)  # [1006, 768]

@@ -45,7 +45,7 @@ class WindowEmbeddings:
     window's tokens (ids and their text as the page writes it, one per row)."""
 
     token_ids: tuple[int, ...]
-    token_texts: tuple[str, ...]  # token_text.visible of each token's bytes
+    token_texts: tuple[str, ...]  # tokenizer.token_texts: as chips, labels and sentences say
     context_length: int  # T: rows of the positional table (only the first n are used)
     scheme: Scheme
     token_embeddings: torch.Tensor  # [n, d] rows of the 50,257 x d token table
@@ -71,10 +71,15 @@ def embed_window(
     context_length: int,
     scheme: Scheme = LEARNED.name,
     options: Options | None = None,
+    token_texts: Sequence[str] | None = None,
 ) -> WindowEmbeddings:
     """The book's ``token_embedding_layer(inputs) + pos_embedding_layer(torch.arange(n))``
     for one window of ``n <= context_length`` tokens (for ``learned``; see ``schemes``), the
-    scheme's ``options`` (default: their defaults) where it has any."""
+    scheme's ``options`` (default: their defaults) where it has any.
+
+    ``token_texts``: the tokens as read in their whole text
+    (:func:`posviz.tokenizer.token_texts` with the window's span), so that a character split
+    across the window's edge is named; default: the window's tokens read alone."""
     ids = tuple(token_ids)
     if len(ids) > context_length:
         raise ValueError(f"a window holds at most {context_length} tokens, got {len(ids)}")
@@ -85,7 +90,7 @@ def embed_window(
     positioned = apply_scheme(spec, token_embeddings, learned, options)
     return WindowEmbeddings(
         token_ids=ids,
-        token_texts=texts_of(ids),
+        token_texts=texts_of(ids) if token_texts is None else tuple(token_texts),
         context_length=context_length,
         scheme=scheme,
         token_embeddings=token_embeddings,

@@ -43,7 +43,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Final
+from typing import Final, get_args
 
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
@@ -63,7 +63,14 @@ from posviz.config import (
 )
 from posviz.lesson.lecture import SLIDES
 from posviz.schemes import OPTIONS, OptionValue
-from posviz.viewspec import TAB_NAMES, UnknownViewError, ViewName, renamed, view_named
+from posviz.viewspec import (
+    TAB_NAMES,
+    ComponentView,
+    UnknownViewError,
+    ViewName,
+    renamed,
+    view_named,
+)
 
 MAX_TEXT_IN_URL: Final = 2_000  # longer texts are not put in links (browsers cut long URLs)
 _INT_RANGES: Final = {
@@ -90,6 +97,7 @@ _OPTIONS_FIELD: Final = "scheme_options"
 _FIELDS: Final = tuple(f.name for f in fields(Settings) if f.name != _OPTIONS_FIELD)
 _KNOWN_KEYS: Final = frozenset(_URL_KEYS.get(name, name) for name in _FIELDS) | {
     *OPTIONS,
+    "components",
     "lecture",
     "step",
     "tab",
@@ -99,7 +107,10 @@ _KNOWN_KEYS: Final = frozenset(_URL_KEYS.get(name, name) for name in _FIELDS) | 
 # page, ``train_step`` (``step`` is lecture mode's slide there). A Training tab's link may
 # carry any of these keys.
 TRAINING_TAB: Final = "training"
-TRAINING_LINK_KEYS: Final = ("run", "step", "train_step")
+TRAINING_LINK_KEYS: Final = ("run", "step", "train_step", "components")
+# The Training view's principal components (``components=3d``, as ``--components`` and
+# ``posviz.show(components=...)`` say it): a plane unless the link asks for the 3-D scene.
+COMPONENT_VIEWS: Final[tuple[ComponentView, ...]] = get_args(ComponentView)
 STEP_COUNT: Final = len(SLIDES)  # lecture mode's slides (clicks), numbered from 1 in links
 _LECTURE_ON: Final = ("1", "true", "on")  # what `lecture=` takes (any case), as the guide says
 _LECTURE_OFF: Final = ("0", "false", "off")
@@ -124,6 +135,7 @@ class Link:
     # Settings the link leaves out, chosen to fit what it gives (each with why): a link naming
     # 6 heads and no d gets the nearest d they divide, not the default's 4 heads.
     chosen: tuple[str, ...] = ()
+    components: ComponentView = "2d"  # the Training view's principal components
 
 
 def _one(value: str | Sequence[str]) -> str:
@@ -286,8 +298,26 @@ def read_link(params: Mapping[str, str | Sequence[str]]) -> Link:
                 f"{key}: the link was made from a text longer than {MAX_TEXT_IN_URL:,} "
                 "characters, too long for a link; this page shows the default text instead"
             )
+    components = _components(params, notices)
     on = not off and (lecture in _LECTURE_ON or slide)
-    return Link(settings, on, tuple(notices), step if on else None, tab, tuple(chosen))
+    return Link(settings, on, tuple(notices), step if on else None, tab, tuple(chosen), components)
+
+
+def _components(params: Mapping[str, str | Sequence[str]], notices: list[str]) -> ComponentView:
+    """The link's ``components`` (``2d`` unless it names another of :data:`COMPONENT_VIEWS`).
+
+    >>> said: list[str] = []
+    >>> _components({"components": "3D"}, said), _components({"components": "4d"}, said), said
+    ('3d', '2d', ["components: '4d' is not one of 2d, 3d; using 2d"])
+    """
+    if "components" not in params:
+        return "2d"
+    raw = _one(params["components"]).strip().lower()
+    for name in COMPONENT_VIEWS:
+        if raw == name:
+            return name
+    notices.append(f"components: {raw[:40]!r} is not one of {', '.join(COMPONENT_VIEWS)}; using 2d")
+    return "2d"
 
 
 def _training_step(
@@ -314,10 +344,16 @@ def query_from_settings(
     lecture: bool = False,
     step: int | None = None,
     tab: str | None = None,
+    components: ComponentView = "2d",
 ) -> dict[str, str]:
     """The query parameters that restore ``settings`` (defaults left out), lecture mode and
-    its ``step`` (a slide, from 1), and the open ``tab`` (one of :data:`TABS`; the first is
-    left out). A text too long for a link is left out and marked as left out."""
+    its ``step`` (a slide, from 1), the open ``tab`` (one of :data:`TABS`; the first is left
+    out) and the Training view's ``components`` (``2d``, the default, left out). A text too
+    long for a link is left out and marked as left out.
+
+    >>> query_from_settings(Settings(), tab="training", components="3d")
+    {'tab': 'training', 'components': '3d'}
+    """
     default = Settings()
     params: dict[str, str] = {}
     implied = {"emb_dim", "scheme"} if settings.weights == "gpt2" else set()  # for_weights
@@ -340,6 +376,12 @@ def query_from_settings(
         if tab not in TABS:
             raise ValueError(f"tab must be one of {', '.join(TABS)}, got {tab!r}")
         params["tab"] = tab
+    if components != "2d":
+        if components not in COMPONENT_VIEWS:
+            raise ValueError(
+                f"components must be one of {', '.join(COMPONENT_VIEWS)}, got {components!r}"
+            )
+        params["components"] = components
     if tab == TRAINING_TAB and not lecture and "train_step" in params:
         params = {("step" if key == "train_step" else key): value for key, value in params.items()}
     return params

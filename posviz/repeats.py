@@ -31,8 +31,6 @@ import torch
 
 from posviz.config import Scheme
 from posviz.pipeline import WindowEmbeddings
-from posviz.token_text import visible
-from posviz.tokenizer import token_bytes, token_labels
 
 
 def repeated_positions(token_ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
@@ -50,23 +48,16 @@ def repeated_positions(token_ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
 
 def token_names(window: WindowEmbeddings, rows: int | None = None) -> tuple[str, ...]:
     """The first ``rows`` (default: all) tokens of ``window`` as the chips and the figures'
-    tick labels write them: a character split over several tokens is named in each
-    (``東 (1 of 2)``, :func:`posviz.tokenizer.token_labels`); a row whose text is not its token
-    id's (a made-up window) keeps its own text. Not escaped.
+    tick labels write them (:func:`posviz.tokenizer.token_texts`: a character split over
+    several tokens is named in each, ``東 (1 of 2)``). Not escaped.
 
     >>> from posviz.embeddings import SeededEmbeddings
     >>> from posviz.pipeline import embed_window
     >>> tables = SeededEmbeddings.create(seed=1, emb_dim=4)
-    >>> window = embed_window(tables, [30266, 109, 8278], context_length=4)
-    >>> window.token_texts, token_names(window)
-    (('\\\\xe6\\\\x9d', '\\\\xb1', '␣rose'), ('東 (1 of 2)', '東 (2 of 2)', '␣rose'))
+    >>> token_names(embed_window(tables, [30266, 109, 8278], context_length=4))
+    ('東 (1 of 2)', '東 (2 of 2)', '␣rose')
     """
-    ids = list(window.token_ids[:rows])
-    exact = [visible(token) for token in token_bytes(ids)]
-    return tuple(
-        label if shown == text else text
-        for label, shown, text in zip(token_labels(ids), exact, window.token_texts, strict=False)
-    )
+    return window.token_texts[:rows]
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,11 @@ A token is a byte string. posviz shows it as text in three places, each with its
 
 * :func:`visible`: the token's characters with spaces, newlines, tabs, control and format
   characters (bidirectional overrides, zero-width marks) replaced by visible stand-ins, and
-  bytes that are not whole UTF-8 characters written as ``\\xNN``: the exact bytes (hover,
-  downloads);
+  bytes that are not whole UTF-8 characters written as ``\\xNN``: the exact bytes;
 * :func:`character_labels`: the same for a run of tokens, except that a character whose bytes
   are split over several tokens is decoded across them and named in each, ``東 (1 of 2)``:
-  what a reader can tell apart (token chips, tick labels);
+  what a reader can tell apart, and what every chip, label, hover and sentence shows
+  (through :func:`posviz.tokenizer.token_texts`, which reads a window in its whole text);
 * :func:`for_plotly`: ``visible`` text escaped for Plotly's small HTML-like label language
   (``<br>``, ``<b>``, ``<a href>``...), so a token reads literally in ticks, hover and titles.
 * :func:`for_markdown`: ``visible`` text with every ASCII punctuation character escaped, so

@@ -26,7 +26,7 @@ import tiktoken
 from tiktoken_ext.openai_public import ENDOFTEXT, r50k_pat_str
 
 from posviz.config import GPT2_VOCAB_SIZE
-from posviz.token_text import character_labels, visible
+from posviz.token_text import character_labels
 
 END_OF_TEXT: Final = ENDOFTEXT
 END_OF_TEXT_ID: Final = 50256
@@ -36,6 +36,7 @@ VOCAB_BPE_SHA256: Final = "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be
 ENCODER_JSON_SHA256: Final = "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783"
 
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_CHARACTER_REACH: Final = 3  # tokens a split character can reach past a span
 _DATA_FILES: Final = {"vocab.bpe": VOCAB_BPE_SHA256, "encoder.json": ENCODER_JSON_SHA256}
 
 
@@ -168,23 +169,35 @@ def token_bytes(token_ids: list[int]) -> list[bytes]:
     return [encoding.decode_single_token_bytes(token_id) for token_id in token_ids]
 
 
-def token_texts(token_ids: Sequence[int]) -> tuple[str, ...]:
-    """Each token as the page writes it (:func:`posviz.token_text.visible` of its bytes).
+def token_texts(token_ids: Sequence[int], span: range | None = None) -> tuple[str, ...]:
+    """The tokens ``token_ids[span]`` (default: all) as posviz writes them everywhere: chips,
+    tick and row labels, hovers, sentences (:func:`posviz.token_text.character_labels`).
+
+    Whitespace is made visible, and a character whose bytes are split over several tokens is
+    decoded across them and named in each, ``東 (1 of 2)``. The tokens are read in the
+    context of the whole of ``token_ids``, so a character split across the edge of ``span``
+    (a window) is still named, never shown as loose bytes.
 
     >>> token_texts([32, 8278, 198])
     ('A', '␣rose', '↵')
-    """
-    return tuple(visible(token) for token in token_bytes(list(token_ids)))
-
-
-def token_labels(token_ids: Sequence[int]) -> tuple[str, ...]:
-    """Each token as a reader tells it apart: :func:`token_texts`, except that a character
-    split over adjacent tokens is named in each (:func:`posviz.token_text.character_labels`).
-
-    >>> token_labels([30266, 109, 8278])
+    >>> token_texts([30266, 109, 8278])
     ('東 (1 of 2)', '東 (2 of 2)', '␣rose')
+    >>> token_texts([30266, 109, 8278], range(1, 3))
+    ('東 (2 of 2)', '␣rose')
+
+    Only the downloads keep each token's exact bytes (:func:`token_bytes`).
     """
-    return character_labels(token_bytes(list(token_ids)))
+    ids = list(token_ids)
+    shown = range(len(ids)) if span is None else span
+    if shown.step != 1:
+        raise ValueError(f"span must be a range of step 1, got {shown!r}")
+    # A UTF-8 character has at most 4 bytes and every GPT-2 token at least 1, so a character
+    # that crosses into the span starts at most 3 tokens before it and ends at most 3 after;
+    # decoding from there names it as the whole text would (UTF-8 resynchronises at once).
+    start = max(shown.start - _CHARACTER_REACH, 0)
+    stop = min(shown.stop + _CHARACTER_REACH, len(ids))
+    labels = character_labels(token_bytes(ids[start:stop]))
+    return labels[shown.start - start : shown.stop - start]
 
 
 def decode(token_ids: list[int]) -> str:

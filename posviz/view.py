@@ -36,7 +36,7 @@ from posviz.compare import OrderComparison, compare_with_text
 from posviz.config import Settings, validate
 from posviz.embeddings import SeededEmbeddings
 from posviz.pipeline import EmbeddingTables, WindowEmbeddings, embed_window
-from posviz.tokenizer import encode
+from posviz.tokenizer import encode, token_texts
 
 TablesFor = Callable[[Settings], EmbeddingTables]
 """Gives the two tables for a view's settings (called only when a window is shown)."""
@@ -82,7 +82,8 @@ class View:
 
     @property
     def token_texts(self) -> tuple[str, ...]:
-        """The shown window's tokens as the page writes them, one per token id."""
+        """The shown window's tokens as the page writes them, one per token id
+        (:func:`posviz.tokenizer.token_texts`, read in the whole text)."""
         return () if self.embeddings is None else self.embeddings.token_texts
 
 
@@ -122,12 +123,14 @@ def build_view(
             f"{batch.num_windows} window(s). Showing window 0."
         )
         settings = replace(settings, window=0)
+    span = batch.window_span(settings.window)
     embeddings = embed_window(
         tables(settings),
         batch.window_token_ids(settings.window),
         context_length=settings.context_length,
         scheme=settings.scheme,
         options=settings.options(),
+        token_texts=token_texts(batch.token_ids, span),  # read in the whole text
     )
     return View(settings, batch, embeddings, tuple(notices))
 
@@ -153,4 +156,5 @@ def build_word_order(
         causal=settings.causal,
         seed=settings.seed,
         options=settings.options(),
+        window_token_texts=view.token_texts,
     )

@@ -138,7 +138,7 @@ def _distance(settings: Settings, drawing: Drawing) -> go.Figure:
 
 def _word_order(settings: Settings, drawing: Drawing) -> go.Figure:
     comparison = build_word_order(_view(settings, drawing), tables=drawing.tables)
-    if comparison.with_positions is None:
+    if comparison.status != "permutation":  # identical texts too: a sentence, not a chart
         raise SettingsError(
             "the Word-order view needs compare_text (--compare): the same tokens in another "
             f"order (got status {comparison.status!r})"

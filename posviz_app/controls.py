@@ -134,7 +134,7 @@ def scheme_options(name: str, *, trained: bool) -> None:
                 step=1,
                 key=declared.name,
                 help=declared.help,
-                placeholder=f"{declared.default_text} (empty)" if following else None,
+                placeholder=f"= {declared.follows}" if following else None,  # empty: that field
                 disabled=trained,
                 persist_state="session",
             )

@@ -23,7 +23,7 @@ from streamlit.delta_generator import DeltaGenerator
 from posviz.codegen import BOOK_CH02_NOTEBOOK_URL
 from posviz.config import Settings, SettingsError, widget_values
 from posviz.embeddings import TorchFillError
-from posviz.gpt2.store import Gpt2Embeddings
+from posviz.gpt2.store import FETCH_COMMAND, Gpt2Embeddings
 from posviz.lesson.gpt2 import fallback_sentence
 from posviz.lesson.lecture import SLIDES
 from posviz.pipeline import EmbeddingTables
@@ -59,6 +59,7 @@ def read_the_link() -> list[tuple[str, str]]:
     link = read_link({key: st.query_params.get_all(key) for key in st.query_params})
     state.set_values(widget_values(link.settings))
     state.set_values({state.LECTURE: link.lecture, state.STEP: (link.step or 1) - 1})
+    state.set_values({state.TRAIN_3D: link.components == "3d"})
     if link.settings.compare_text:  # a link with a second text opens the compare tab
         state.set_values({state.TAB: LABELS["word-order"]})
     if link.tab is not None:  # unless it names a tab
@@ -84,12 +85,20 @@ def trained_or_init(*, from_link: bool) -> Gpt2Embeddings | None:
     state.back_to_init()
     shown = state.settings()
     state.say(
-        f"{trained.rstrip('.')}. {fallback_sentence(shown.emb_dim, shown.seed, shown.scheme)}",
+        f"{trained}\n\n{fallback_sentence(shown.emb_dim, shown.seed, shown.scheme)}",
         where="top",
         about=GPT2_ABOUT,
         tag=GPT2_LINK_FALLBACK if from_link else GPT2_FALLBACK,
     )
     return None
+
+
+def notice_markdown(text: str) -> str:
+    """A notice's ``text`` as Markdown that shows it literally (:func:`for_markdown`), the
+    command it asks to run as code: whole on one line, copied as it is (a browser breaks plain
+    text after the hyphen of ``-m``)."""
+    block = f"\n\n```\n{FETCH_COMMAND}\n```\n\n"  # a code block does not wrap
+    return for_markdown(text).replace(for_markdown(FETCH_COMMAND), block)
 
 
 def window_picker(view: View) -> None:
@@ -154,7 +163,7 @@ def view_page(
     with top:
         for notice in state.notices("top"):
             shown = st.info if notice.icon == INFO else st.warning  # a choice, not a fault
-            shown(for_markdown(notice.text), icon=notice.icon)
+            shown(notice_markdown(notice.text), icon=notice.icon)
     in_lecture = state.lecture()
     linked = view.settings
     if state.stands(GPT2_LINK_FALLBACK):  # the link keeps asking for GPT-2: a reload tries again
@@ -165,6 +174,7 @@ def view_page(
             lecture=in_lecture,
             step=state.step() + 1 if in_lecture else None,
             tab=None if in_lecture else tab_named(state.tab_label()).name,
+            components=state.components(),
         )
     )
     if view.embeddings is None:

@@ -56,7 +56,7 @@ from posviz.presets import PRESETS
 from posviz.query import seed_from_text
 from posviz.tokenizer import TokenizerDataError
 from posviz.view import batch_for
-from posviz.viewspec import CodeName, view_named
+from posviz.viewspec import CodeName, ComponentView, view_named
 
 # --- the keys ------------------------------------------------------------------------------
 # Settings widgets: the Settings field names, and each scheme option's name
@@ -196,6 +196,11 @@ def train_step(default: int) -> int:
 def three_d() -> bool:
     """Whether the Training tab draws its principal components in 3-D."""
     return st.session_state.get(TRAIN_3D) is True
+
+
+def components() -> ComponentView:
+    """The Training tab's principal components as the link and the core name them."""
+    return "3d" if three_d() else "2d"
 
 
 def beyond(default: int) -> int:

@@ -122,6 +122,7 @@ __all__ = [
     "book_window",
     "byte_characters",
     "centred_pca",
+    "character_tokens",
     "chart_problems",
     "chip_counts",
     "chip_problems",
@@ -444,6 +445,30 @@ def byte_characters(tokens: Sequence[bytes]) -> list[list[tuple[str, int, int]]]
             result[index].append((char, part, len(spanned)))
         start += length
     return result
+
+
+def character_tokens(text: str) -> list[str]:
+    """Each token of ``text`` (tiktoken's ids) as the chips name it, read in the whole text:
+    whitespace as a stand-in, a character split over several tokens named in each with its
+    part (``"🍕 (1 of 3)"``), parts of two characters joined by ``" + "``. Valid text only
+    (every byte belongs to a character)."""
+    encoding = tiktoken_gpt2()
+    tokens = [encoding.decode_single_token_bytes(i) for i in token_ids(text)]
+    labels = []
+    for characters in byte_characters(tokens):
+        parts: list[str] = []
+        for char, part, total in characters:
+            if not char:
+                raise ValueError(f"{text!r} has bytes that form no character")
+            shown = char.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥")
+            if total > 1:
+                parts.append(f"{shown} ({part} of {total})")
+            elif parts and not parts[-1].endswith(")"):
+                parts[-1] += shown  # whole characters of one token read as one word
+            else:
+                parts.append(shown)
+        labels.append(" + ".join(parts))
+    return labels
 
 
 # --- a view as the app shows it -------------------------------------------------------------

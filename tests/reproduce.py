@@ -68,6 +68,26 @@ def offline_tiktoken_cache(folder: Path) -> Path:
     return folder
 
 
+def run_beside_posviz(code: str, workdir: Path, *, timeout: float = 300) -> str:
+    """Run ``code`` in a fresh interpreter in ``workdir`` where posviz can be found (as where
+    it is installed), with an empty tiktoken cache and no network (proxies at a closed port:
+    any download fails at once); its stdout (``AssertionError`` with stderr if it fails)."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "TIKTOKEN_CACHE_DIR": str(workdir / "empty-cache"),
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "NO_PROXY": "",
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=workdir, env=env, capture_output=True, text=True,
+        timeout=timeout, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
 def run_scripts(
     scripts: Sequence[str], workdir: Path, *, no_proxy: str = ""
 ) -> tuple[list[list[torch.Tensor]], str]:

@@ -181,3 +181,25 @@ def test_play_from_the_last_step_starts_again_from_the_first(app_test: AppFactor
     at.button(key="training_play").click().run()
     ok(at)
     assert step_slider(at).value == 50, "from step 0, the next one is shown"
+
+
+def test_the_3d_switch_is_in_the_link_and_a_link_opens_it(app_test: AppFactory) -> None:
+    """Issue 42: the switch writes ``components=3d`` into the link (and takes it out again);
+    the link opens the tab with the switch on and the scene drawn, a cube that fills its
+    cell."""
+    at = ok(app_test({"tab": "training", "step": "600"}))
+    assert "components" not in at.query_params
+    at.toggle(key="training_3d").set_value(True).run()
+    ok(at)
+    assert at.query_params["components"] == "3d"
+    link = dict(at.query_params)
+    at.toggle(key="training_3d").set_value(False).run()
+    ok(at)
+    assert "components" not in at.query_params
+    opened = ok(app_test(link))
+    assert opened.toggle(key="training_3d").value
+    figure = sent_figures(opened)["training"]
+    assert [t["type"] for t in figure["data"]].count("scatter3d") == 1
+    scene = figure["layout"]["scene"]
+    assert scene["aspectmode"] == "cube", scene  # PC 3's ticks get an axis as long as PC 1's
+    assert dict(opened.query_params) == link

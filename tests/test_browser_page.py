@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from pages import TAB_BUTTONS, TAB_PANEL, open_tab
+from pages import TAB_BUTTONS, TAB_PANEL, open_tab, wait_for_text
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from devtools.server import running_server
@@ -230,6 +230,7 @@ def test_the_tab_buttons_show_the_open_tab_and_keep_one_open(page: Any, server_u
 def test_gpt2_without_its_tables_says_so_and_keeps_saying_it(page: Any, server_url: str) -> None:
     page.goto(f"{server_url}/?weights=gpt2&lecture=1&step=7")  # a lecture's link
     settle(page)
+    wait_for_text(page, "python -m posviz --fetch-gpt2")  # a code block, drawn after the rest
     said = [w for w in warnings(page) if "GPT-2" in w or "fetch-gpt2" in w]
     assert len(said) == 1 and "python -m posviz --fetch-gpt2" in said[0], warnings(page)
     assert query(page)["weights"] == ["gpt2"], "the link keeps asking: a reload tries again"
@@ -237,6 +238,7 @@ def test_gpt2_without_its_tables_says_so_and_keeps_saying_it(page: Any, server_u
     page.keyboard.press("PageUp")
     wait_slide(page, 6)
     settle(page)
+    wait_for_text(page, "python -m posviz --fetch-gpt2")
     assert [w for w in warnings(page) if "fetch-gpt2" in w] == said
     assert query(page)["weights"] == ["gpt2"]
 

@@ -122,12 +122,21 @@ def test_the_word_order_slides_of_a_short_window_compare_the_pair_whole(
     assert rows == {len(token_ids("The dog bites the man"))}, "each text whole, 5 tokens"
 
 
-def test_two_identical_texts_are_the_same_rows(page: Any, server_url: str) -> None:
+def test_two_identical_texts_get_a_sentence_not_a_chart(page: Any, server_url: str) -> None:
+    """Identical texts (issue 42): the sentence says there is no order to compare, and no
+    chart follows it (its panels said "differ" and "same rows, reordered")."""
     same = "The dog bites the man"
     page.goto(f"{server_url}/?{urlencode({'text': same, 'compare': same, 'tab': 'word-order'})}")
-    settle(page, ".st-key-compare .js-plotly-plot")
+    page.get_by_text("are the same tokens in the same order").wait_for(timeout=LOAD_TIMEOUT)
+    page.wait_for_function(  # Streamlit idle: the run that would have drawn a chart is over
+        """() => !document.querySelector('[data-stale="true"]')
+            && !document.querySelector('[data-testid="stStatusWidget"]')""",
+        timeout=LOAD_TIMEOUT,
+    )
     body = page.inner_text("body").replace("\u2060", "")
-    assert "differ by up to 0.000" not in body
+    assert "no order to compare and no chart" in body
+    assert page.locator(".st-key-compare .js-plotly-plot").count() == 0
+    assert "differ" not in body and "reordered" not in body
     assert "not the same rows" not in body
 
 

@@ -468,3 +468,21 @@ def test_lesson_prints_the_pages_sentences_with_their_numbers(
         )
     assert "5 pairs of positions read 1.000 in the token panel (left)" in similarity
     assert "**" not in lesson + similarity and "“" not in lesson, "plain text, not Markdown"
+
+
+def test_help_names_every_out_suffix_and_the_train_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 42: ``--help`` said ``--out`` takes ".html or .png" (the README writes
+    ``--out fig.json``) and never named ``posviz train``. Each suffix ``--out`` takes is named;
+    one it refuses (a usage error, exit 2) is not."""
+    with pytest.raises(SystemExit) as shown:
+        main(["--help"])
+    assert shown.value.code == 0
+    said = " ".join(capsys.readouterr().out.split())  # argparse wraps the lines
+    for suffix in (".html", ".htm", ".json", ".png"):
+        assert suffix in said, suffix
+    assert "posviz train" in said and "posviz app" in said
+    with pytest.raises(SystemExit) as refused:
+        main(["--out", str(tmp_path / "fig.svg")])
+    assert refused.value.code == 2 and ".svg" not in said

@@ -9,16 +9,13 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
-import os
 import pkgutil
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import TypeGuard
 
 import pytest
-from reproduce import ROOT
+from reproduce import ROOT, run_beside_posviz
 
 import posviz
 from posviz.codegen import embeddings
@@ -164,17 +161,5 @@ def test_the_script_reads_the_tokenizer_files_posviz_ships(tmp_path: Path) -> No
         "import runpy, sys; names = runpy.run_path('script.py');"
         "print(names['inputs'].tolist(), 'posviz' in sys.modules)"
     )
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT),  # posviz can be found, as where it is installed
-        "TIKTOKEN_CACHE_DIR": str(tmp_path / "empty-cache"),
-        "HTTPS_PROXY": "http://127.0.0.1:9",  # any download attempt fails at once
-        "HTTP_PROXY": "http://127.0.0.1:9",
-        "NO_PROXY": "",
-    }
-    result = subprocess.run(
-        [sys.executable, "-c", runner], cwd=tmp_path, env=env, capture_output=True, text=True,
-        timeout=300, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.splitlines()[-1] == "[[6109, 3626, 6100, 345]] False"
+    printed = run_beside_posviz(runner, tmp_path)
+    assert printed.splitlines()[-1] == "[[6109, 3626, 6100, 345]] False"

@@ -24,7 +24,7 @@ from posviz.export import (
 )
 from posviz.pipeline import WindowEmbeddings, embed_window
 from posviz.plots.heatmaps import embeddings_figure
-from posviz.tokenizer import encode, token_labels
+from posviz.tokenizer import encode, token_texts
 
 SEED, EMB_DIM, CONTEXT_LENGTH = 7, 5, 8
 TOKEN_IDS = [40, 367, 2885, 40, 50256]
@@ -182,7 +182,7 @@ def test_csv_keeps_the_exact_bytes_of_a_split_character() -> None:
     ids = encode("東京")
     window = embed_window(SeededEmbeddings.create(seed=SEED, emb_dim=EMB_DIM), ids,
                           context_length=CONTEXT_LENGTH)  # fmt: skip
-    assert token_labels(ids)[0] == "東 (1 of 2)"
+    assert token_texts(ids)[0] == "東 (1 of 2)"
     rows = list(csv.reader(io.StringIO(matrices_csv(window).decode("utf-8"))))[1:]
     exact = [tiktoken_gpt2().decode_single_token_bytes(i) for i in ids]
     expected = ["".join(f"\\x{b:02x}" for b in token) for token in exact]

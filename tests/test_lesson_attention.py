@@ -237,3 +237,21 @@ def test_the_lecture_moves_a_learned_sentence_as_far_as_its_table_holds_it() -> 
     assert words.shift_answer(view_of(replace(learned, shift=5))).startswith(  # not the lecture's
         "Yes: the learned scheme's scores change by up to"
     )
+
+
+@pytest.mark.parametrize("scheme", ["learned", "sinusoidal"])
+def test_one_token_moved_reads_as_one_position_and_one_weight(scheme: str) -> None:
+    """Issue 42: a one-token sentence moved 3 later read "to positions 3–3" and "the weights
+    by up to 0.0". Its one position is named alone, and its one weight (softmax over one key)
+    is said to stay 1, while its score changes by the book's amount."""
+    settings = Settings(text="Hello", scheme=scheme, shift=3)  # type: ignore[arg-type]
+    assert token_ids("Hello") == [15496]
+    change = largest_change(settings, 3)
+    assert change > 0.005
+    assert words.shift_sentence(view_of(settings), markdown=False) == (
+        f"Moved 3 positions later (to position 3), the {scheme} scheme's scores change by up "
+        f"to {printed(change)} (its one weight stays 1: a single token can attend only to "
+        "itself): the position itself matters, not only the distance."
+    )
+    still = words.shift_sentence(view_of(replace(settings, shift=0)), markdown=False)
+    assert still.startswith("The sentence stands at position 0. Move it later")

@@ -9,6 +9,8 @@ so any error, in any cell, fails the test.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -47,3 +49,37 @@ def test_the_notebook_runs_and_draws_every_figure(tmp_path: Path) -> None:
     assert "' rose' at positions [1, 4, 7]: token rows equal: True, input rows equal: False" in (
         printed
     )
+
+
+# A Jupyter kernel without ipywidgets, as tqdm.autonotebook recognises one (tqdm 4.x): the
+# kernel's shell module is loaded and ipywidgets cannot be imported.
+_KERNEL_WITHOUT_IPYWIDGETS = """
+import sys, types, warnings
+ipython = types.ModuleType("IPython")
+ipython.get_ipython = lambda: types.SimpleNamespace()
+sys.modules["IPython"] = ipython
+sys.modules["ipykernel.zmqshell"] = types.ModuleType("ipykernel.zmqshell")
+sys.modules["ipywidgets"] = None
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import posviz, posviz.notebook, posviz.gpt2.store
+print([str(w.message) for w in caught])
+print("tqdm.auto" in sys.modules)
+"""
+
+
+def test_importing_posviz_in_a_kernel_without_ipywidgets_warns_nothing() -> None:
+    """Issue 42: ``import posviz`` in Jupyter printed "TqdmWarning: IProgress not found"
+    (huggingface_hub.utils imports tqdm.auto); posviz imports that part when it downloads."""
+    result = subprocess.run(
+        [sys.executable, "-c", _KERNEL_WITHOUT_IPYWIDGETS],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    warned, auto = result.stdout.splitlines()[-2:]
+    assert "IProgress" not in warned, warned
+    assert auto == "False"

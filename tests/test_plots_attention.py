@@ -14,13 +14,20 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 import torch
-from reference import book_head_attention, decode_array, get_slopes, token_ids, visible_token
+from reference import (
+    book_head_attention,
+    character_tokens,
+    decode_array,
+    get_slopes,
+    token_ids,
+    visible_token,
+)
 
 from posviz.cli import main
 from posviz.config import Settings
 from posviz.export import figure_json
 from posviz.plots import Canvas
-from posviz.plots.attention import MAX_DRAWN, attention_chart, attention_figure
+from posviz.plots.attention import MAX_DRAWN, attention_chart, attention_figure, slope
 from posviz.scores import build_attention
 from posviz.view import build_view
 
@@ -38,7 +45,10 @@ def heatmaps(figure: go.Figure) -> list[Any]:
 
 
 def lines(figure: go.Figure) -> list[Any]:
-    return [t for t in figure.data if t.type == "scatter"]
+    """The bias chart's drawn lines (not the legend's entry for the grey ones)."""
+    return [
+        t for t in figure.data if t.type == "scatter" and t.y is not None and t.y[0] is not None
+    ]
 
 
 @pytest.mark.parametrize("scheme", ["learned", "rope", "alibi", "t5"])
@@ -135,6 +145,27 @@ def test_bias_chart_alibi_every_head_the_shown_one_bold() -> None:
         k = np.arange(len(y))
         np.testing.assert_allclose(y, -get_slopes(6)[head] * k, rtol=1e-6)  # float32 of -m k
         assert len(y) == 256
+
+
+@pytest.mark.parametrize(("heads", "head"), [(12, 0), (12, 7), (4, 2)])
+def test_the_legend_names_every_heads_line(heads: int, head: int) -> None:
+    """Issue 42: with 12 ALiBi heads the legend named only the shown one. Up to 4 heads each
+    has its entry; more, one entry for the grey lines with their slopes' range (the formula's
+    slopes, computed here), which toggles them all."""
+    view = build_attention(
+        build_view(Settings(text=ROSE, emb_dim=96, heads=heads, head=head, scheme="alibi"))
+    )
+    figure = attention_figure(view)
+    named = [t.name for t in figure.data if t.type == "scatter" and t.showlegend is not False]
+    slopes = get_slopes(heads)
+    if heads <= 4:
+        assert len(named) == heads
+        return
+    others = sorted((m for h, m in enumerate(slopes) if h != head), reverse=True)
+    entry = f"the other {heads - 1} heads, grey (m = {slope(others[0])} … {slope(others[-1])})"
+    assert named == [entry, f"head {head} (m = {slope(slopes[head])}) · shown"], named
+    grey = [t for t in lines(figure) if t.legendgroup == "other heads"]
+    assert len(grey) == heads - 1 and all(t.showlegend is False for t in grey)
 
 
 def test_bias_chart_t5_is_a_staircase_and_the_others_a_band() -> None:
@@ -259,3 +290,24 @@ def test_figure_masks_only_the_cells_it_draws() -> None:
     assert not np.isnan(raw).any()
     assert np.array_equal(np.isnan(z), np.triu(np.ones_like(raw, dtype=bool), 1))
     assert torch.equal(view.shown.content.isnan(), torch.from_numpy(np.isnan(z)))
+
+
+@pytest.mark.parametrize(
+    ("text", "window"),
+    [
+        pytest.param("I love pizza 🍕🍕 and pizza loves me 😀", 0, id="emoji-cut-at-the-end"),
+        pytest.param("東京は日本の首都です。東京", 1, id="cjk-starts-inside-a-character"),
+    ],
+)
+def test_rows_and_hover_name_split_characters_as_the_chips(text: str, window: int) -> None:
+    """The issue's texts at T = 8: the rows, columns and hover say "🍕 (1 of 3)" and
+    "本 (2 of 2)", as the chips do, read in the whole text (tests/reference.py), not the
+    tokens' loose bytes ("\\xf0\\x9f", "\\x8d")."""
+    view = build_attention(build_view(Settings(text=text, context_length=8, window=window)))
+    names = character_tokens(text)[8 * window : 8 * window + 8]
+    assert view.token_texts == tuple(names)
+    labels = [f"{position} · {name}" for position, name in enumerate(names)]
+    for trace in heatmaps(attention_figure(view)):
+        assert list(trace.y) == labels and list(trace.x) == labels
+        assert trace.hovertemplate.startswith("query: %{y}<br>key: %{x}<br>")
+    assert not any("\\x" in label for label in labels)

@@ -529,3 +529,22 @@ def test_a_bad_training_step_is_named(params: dict[str, str], notice: str) -> No
     assert not link.lecture
     assert link.notices == (notice,)
     assert link.settings.train_step == (600 if "train_step" in params else DEFAULT.train_step)
+
+
+@pytest.mark.parametrize("components", ["2d", "3d"])
+def test_the_training_components_survive_a_real_url(components: str) -> None:
+    """The Training tab's 3-D switch is in its link (issue 42): ``components=3d``, as the
+    command line's ``--components`` says it; the plane, the default, is left out."""
+    settings = replace(DEFAULT, train_step=600)
+    params = query_from_settings(settings, tab="training", components=components)  # type: ignore[arg-type]
+    assert ("components" in params) == (components == "3d")
+    link = read_link(parse_qs(urlencode(params)))
+    assert (link.components, link.settings, link.notices) == (components, settings, ())
+
+
+def test_components_the_view_does_not_have_fall_back_to_the_plane() -> None:
+    link = read_link({"tab": "training", "components": "<b>4d</b>"})
+    assert link.components == "2d"
+    assert link.notices == ("components: '<b>4d</b>' is not one of 2d, 3d; using 2d",)
+    with pytest.raises(ValueError, match="components must be one of 2d, 3d"):
+        query_from_settings(DEFAULT, components="4d")  # type: ignore[arg-type]

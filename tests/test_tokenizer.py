@@ -28,6 +28,7 @@ import tiktoken.registry
 import tiktoken_ext.openai_public
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import character_tokens
 
 from posviz import tokenizer
 from posviz.tokenizer import (
@@ -40,6 +41,7 @@ from posviz.tokenizer import (
     mergeable_ranks_from,
     read_checked,
     token_bytes,
+    token_texts,
 )
 
 DATA = Path(tokenizer.__file__).resolve().parent / "data"
@@ -402,3 +404,43 @@ def test_surrogates_and_controls_property(text: str) -> None:
     token_ids = encode(text)
     expected = re.sub("[\ud800-\udfff]", "\ufffd", text)
     assert decode(token_ids) == expected
+
+
+# --- token_texts: the one way a token is written, read in its whole text ---------------------
+
+ISSUE_42_TEXTS = ("I love pizza 🍕🍕 and pizza loves me 😀", "東京は日本の首都です。東京")
+
+
+@pytest.mark.parametrize("text", ISSUE_42_TEXTS)
+def test_token_texts_of_every_span_read_as_in_the_whole_text(text: str) -> None:
+    """Every window a text can be cut into: its tokens named as in the whole text
+    (tests/reference.py: tiktoken and Python's decoder), a character cut by the window's
+    edge included ("🍕 (3 of 3)", not "\\x95")."""
+    ids, names = encode(text), character_tokens(text)
+    assert token_texts(ids) == tuple(names)
+    for start in range(len(ids)):
+        for stop in range(start, len(ids) + 1):
+            assert token_texts(ids, range(start, stop)) == tuple(names[start:stop])
+
+
+def test_a_window_that_starts_inside_a_character_names_it() -> None:
+    ids = encode("東京")
+    assert token_texts(ids, range(1, 3)) == ("東 (2 of 2)", "京 (1 of 2)")
+    assert token_texts(ids[1:3]) == ("\\xb1", "\\xe4\\xba")  # read alone: loose bytes
+
+
+def test_token_texts_asks_for_a_contiguous_span() -> None:
+    with pytest.raises(ValueError, match="step 1"):
+        token_texts(encode("a b c"), range(0, 3, 2))
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from("ab 東京🍕é\n。"), min_size=1, max_size=24),
+    st.data(),
+)
+def test_token_texts_of_a_span_is_the_whole_texts_slice(text: str, data: st.DataObject) -> None:
+    ids, names = encode(text), character_tokens(text)
+    start = data.draw(st.integers(0, len(ids)), label="start")
+    stop = data.draw(st.integers(start, len(ids)), label="stop")
+    assert token_texts(ids, range(start, stop)) == tuple(names[start:stop])

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import ast
+import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,11 +19,12 @@ import numpy as np
 import pytest
 import reference
 import torch
-from reproduce import offline_tiktoken_cache
+from reproduce import offline_tiktoken_cache, run_beside_posviz
 
 from posviz.cli import main
 from posviz.lesson.training import sentences
 from posviz.training.codegen import training_script
+from posviz.training.command import progress_bar
 from posviz.training.runs import load_named_run, load_run
 from posviz.training.view import build_training
 
@@ -109,7 +112,8 @@ def test_posviz_train_writes_the_shipped_runs_first_steps(
 # --- Show the code ------------------------------------------------------------------------------
 
 ALLOWED_IMPORTS = {"os", "urllib.request", "collections.abc", "dataclasses", "typing",
-                   "tiktoken", "torch", "torch.utils.data", "__future__"}  # fmt: skip
+                   "importlib.util", "tiktoken", "tiktoken.load", "tiktoken_ext.openai_public",
+                   "torch", "torch.utils.data", "__future__"}  # fmt: skip
 
 
 def test_the_script_needs_only_torch_and_tiktoken() -> None:
@@ -177,3 +181,45 @@ def test_a_short_run_of_the_script_reproduces_the_run(tmp_path: Path) -> None:
     assert printed[0] == sentences(view)[0]  # "After 50 steps neighbouring positions ..."
     assert f"validation loss {view.losses.val:.2f}" in printed[1]
     assert f"moved {view.movement.mean_moved:.3f} on average" in printed[2]
+
+
+def test_the_progress_bar_estimates_from_the_steps_pace_not_the_start() -> None:
+    """Issue 42: the first estimate said 18 minutes for a 77-second run, the time to the first
+    step (building the model, the first evaluation) multiplied by every step left. Here the
+    first step ends 30 s after the start and each later one takes 0.05 s: 1,500 steps take
+    about 105 s. No line claims a time left until steps were timed; each later one is the
+    steps' pace (0.05 s × steps left, to the second)."""
+    now = [0.0]
+    log = io.StringIO()  # not a terminal: a line every 10 %
+    show = progress_bar(log, started=0.0, clock=lambda: now[0])
+    now[0] = 30.0
+    for done in range(1, 1501):
+        show(done, 1500)
+        now[0] += 0.05
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 11  # 0 %, 10 %, ..., 100 %
+    assert lines[0].endswith("30s elapsed, timing the first steps"), lines[0]
+    for line in lines[1:]:
+        done = int(line.split("] ")[1].split("/")[0].replace(",", ""))
+        shown = re.fullmatch(r".* elapsed, (?:(\d+)m)?(\d+)s left", line)
+        assert shown is not None, line
+        seconds = int(shown[1] or 0) * 60 + int(shown[2])
+        assert abs(seconds - 0.05 * (1500 - done)) <= 1, line
+
+
+def test_the_script_reads_the_tokenizer_files_posviz_ships(tmp_path: Path) -> None:
+    """Issue 42: the training script fetched GPT-2's tokenizer from the network although
+    posviz ships its files. Where posviz can be found, the script for step 0 builds it from
+    posviz/data with an empty tiktoken cache and no network, and never imports posviz."""
+    run = load_named_run("small-init")
+    (tmp_path / "script.py").write_text(training_script(run.config, step=0, name=run.name))
+    shutil.copy(reference.VERDICT, tmp_path / "the-verdict.txt")
+    runner = (
+        "import runpy, sys; names = runpy.run_path('script.py');"
+        "print(len(names['vocabulary'].gpt2_ids), 'posviz' in sys.modules)"
+    )
+    printed = run_beside_posviz(runner, tmp_path, timeout=600)
+    text = reference.VERDICT.read_text(encoding="utf-8")
+    split = int(run.config.train_ratio * len(text))  # the script's training and validation text
+    vocabulary = {*reference.token_ids(text[:split]), *reference.token_ids(text[split:])}
+    assert printed.splitlines()[-1] == f"{len(vocabulary)} False"

@@ -230,14 +230,62 @@ def test_the_loss_sentence_says_why_validation_climbs(runs: dict[str, TrainingRu
 
 def test_the_lecture_answers_come_from_the_numbers(runs: dict[str, TrainingRun]) -> None:
     small = build_training(runs["small-init"], 1500)
-    default = build_training(runs["default-init"], 1500)
     cos = _cosines(_stored(runs["small-init"], 1500))
     answer = words.neighbour_answer(small)
     assert f"cos(10, 11) = {two(cos[10, 11])}, cos(10, 50) = {two(cos[10, 50])}" in answer
     assert answer.startswith("Position 11:" if cos[10, 11] - cos[10, 50] >= 0.1 else "Neither")
-    moving = words.moving_answer(small, default)
-    assert moving.startswith("The one that starts small:")
-    assert f"moved {small.movement.mean_moved:.2f} in 1,500 steps" in moving
+
+
+def _moved(start: np.ndarray, end: np.ndarray) -> tuple[float, float, float]:
+    """How far a table's rows moved (mean |end - start|), their mean length at the start and
+    the mean cosine of each row with its start: numpy alone, float64."""
+    start, end = start.astype(np.float64), end.astype(np.float64)
+    lengths = np.linalg.norm(start, axis=1), np.linalg.norm(end, axis=1)
+    cosines = (start * end).sum(axis=1) / (lengths[0] * lengths[1])
+    return (
+        float(np.linalg.norm(end - start, axis=1).mean()),
+        float(lengths[0].mean()),
+        float(cosines.mean()),
+    )
+
+
+@pytest.mark.parametrize("step", [600, 1500])
+def test_which_table_moves_is_said_by_the_measure_that_shows_it(
+    runs: dict[str, TrainingRun], step: int
+) -> None:
+    """Slide 22 (issue 42): the headline names the table whose rows moved more against their
+    starting length, and every number after it agrees: the ratios, the distances (the other
+    travelled further, and the answer says so, and what part of its start that was), the
+    cosines with the start. Each number recomputed here from the stored snapshots (numpy)."""
+    small = build_training(runs["small-init"], step)
+    default = build_training(runs["default-init"], step)
+    numbers = {
+        name: _moved(_stored(runs[name], 0), _stored(runs[name], step))
+        for name in ("small-init", "default-init")
+    }
+    ratio = {name: moved / start for name, (moved, start, _) in numbers.items()}
+    mover = max(ratio, key=ratio.__getitem__)
+    other = "default-init" if mover == "small-init" else "small-init"
+    answer = words.moving_answer(small, default)
+    assert answer.startswith(
+        "The one that starts small," if mover == "small-init" else "The one that starts at N(0, 1),"
+    ), answer
+    assert ratio["small-init"] > 1 > ratio["default-init"]  # the lesson's point holds
+
+    def share(name: str) -> str:
+        return f"{ratio[name]:.1f} times" if ratio[name] >= 1 else f"{ratio[name] * 100:.0f} % of"
+
+    moved, start, cosine = numbers[mover]
+    assert f"{mover}'s rows moved {share(mover)} their starting length ({moved:.2f} from " \
+        f"{start:.2f})." in answer, answer  # fmt: skip
+    far, long, kept = numbers[other]
+    assert far > moved  # the run that moved less for its size travelled further: said so
+    assert (
+        f"{other}'s moved further, {far:.2f}, but that is {share(other)} their starting "
+        f"length {long:.2f}: they still point where they started (cosine {two(kept)} with "
+        f"step 0; {mover}'s {two(cosine)})."
+    ) in answer, answer
+    assert kept > 0.9 > cosine  # buried under its start, and not
 
 
 # --- the figure ---------------------------------------------------------------------------------

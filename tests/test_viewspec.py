@@ -86,6 +86,10 @@ def test_show_refuses_a_view_without_a_figure() -> None:
 def test_show_needs_a_second_text_for_word_order() -> None:
     with pytest.raises(SettingsError, match="needs compare_text"):
         show("The dog bites the man", view="word-order")
+    # identical texts: nothing to compare, no chart (whose panels said "differ"; issue 42)
+    same = "The dog bites the man"
+    with pytest.raises(SettingsError, match="got status 'identical'"):
+        show(same, view="word-order", compare_text=same)
 
 
 def test_show_says_whose_option_it_was_given() -> None:

@@ -43,6 +43,7 @@ from posviz.attention import ATTENTION_SEED, book_attention_weights, self_attent
 from posviz.batching import Batch
 from posviz.codegen._schemes import scheme_code
 from posviz.codegen._source import Item, import_block, sources
+from posviz.codegen._tokenizer import TOKENIZER_IMPORTS, tokenizer_part
 from posviz.codegen.attention import BOOK_CH03_URL, attention_part
 from posviz.codegen.shapes import CodeView, shapes_part
 from posviz.compare import cosine, match_permutation
@@ -51,13 +52,7 @@ from posviz.distance import cosine_by_distance, rope_score
 from posviz.geometry import abs_cosines, directions_90, principal_components
 from posviz.position_tables import cos_sin_table
 from posviz.schemes import OPTIONS, SCHEMES, scheme
-from posviz.tokenizer import (
-    ENCODER_JSON_SHA256,
-    VOCAB_BPE_SHA256,
-    encode,
-    gpt2_encoding,
-    without_lone_surrogates,
-)
+from posviz.tokenizer import encode, gpt2_encoding, without_lone_surrogates
 from posviz.training.data import GPTDatasetV1
 from posviz.training.model import MultiHeadAttention
 from posviz.view import batch_for
@@ -84,42 +79,8 @@ from __future__ import annotations
 
 '''
 
-_TOKENIZER: Final = '''\
-GPT2_FILES = ("vocab.bpe", "encoder.json")
-GPT2_SHA256 = (  # the files' sha256, as tiktoken publishes them
-    {vocab_bpe_sha256!r},
-    {encoder_json_sha256!r},
-)
-
-
-def gpt2_tokenizer():
-    """tiktoken's "gpt2" encoding. Where posviz is installed, from the copies of GPT-2's
-    vocab.bpe and encoder.json it ships (posviz/data, found without importing posviz), read by
-    tiktoken's own loader and checked against the hashes tiktoken publishes: no download.
-    Elsewhere tiktoken downloads them on its first run and keeps them in its cache."""
-    posviz_spec = importlib.util.find_spec("posviz")
-    if posviz_spec is not None and posviz_spec.submodule_search_locations:
-        folder = os.path.join(posviz_spec.submodule_search_locations[0], "data")
-        vocab_bpe, encoder_json = (os.path.join(folder, name) for name in GPT2_FILES)
-        if os.path.isfile(vocab_bpe) and os.path.isfile(encoder_json):
-            ranks = tiktoken.load.data_gym_to_mergeable_bpe_ranks(
-                vocab_bpe, encoder_json, *GPT2_SHA256
-            )
-            return gpt2_encoding(ranks)
-    return tiktoken.get_encoding("gpt2")
-
-
-tokenizer = gpt2_tokenizer()
-
-'''
 # The imports of every script, besides those of the functions it copies
-_IMPORTS: Final = (
-    "import importlib.util",
-    "import os",
-    "import tiktoken",
-    "import tiktoken.load",
-    "import torch",
-)
+_IMPORTS: Final = (*TOKENIZER_IMPORTS, "import torch")
 
 _TABLES: Final = """\
 torch.manual_seed(seed)
@@ -424,9 +385,7 @@ def reproduction_script(
         downloads += (
             ";\nevery run reads GPT-2's two embedding tables, 157 MB, from the Hugging Face Hub"
         )
-    tokenizer = _TOKENIZER.format(
-        vocab_bpe_sha256=VOCAB_BPE_SHA256, encoder_json_sha256=ENCODER_JSON_SHA256
-    )
+    tokenizer = tokenizer_part("tokenizer")
     body = _compare(settings, batch) + shapes_part(settings, view=view, beyond=beyond)
     if view == "attention":
         check_heads(settings)  # raises SettingsError for heads that do not fit d

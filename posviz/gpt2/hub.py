@@ -54,13 +54,18 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Final, NoReturn, TypeVar
+from typing import IO, TYPE_CHECKING, Final, NoReturn, TypeVar
 from urllib.parse import quote, urlsplit
 
 import httpx2
-from huggingface_hub import HfFileMetadata, constants, get_hf_file_metadata, get_session
+
+# huggingface_hub's client parts are imported when first used: huggingface_hub.utils imports
+# tqdm.auto, which in a notebook without ipywidgets warns "IProgress not found" on import.
+from huggingface_hub import constants
 from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
-from huggingface_hub.utils import build_hf_headers, parse_ratelimit_headers
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfFileMetadata
 
 DEFAULT_ENDPOINT: Final = "https://huggingface.co"
 GPT2_REPO: Final = "openai-community/gpt2"
@@ -375,9 +380,18 @@ def _http_error(response: httpx2.Response, source: HubFile) -> NoReturn:
     raise HubError(f"the server answered HTTP {code} ({detail}) for {url[:120]}{hint}")
 
 
+def get_session() -> httpx2.Client:
+    """huggingface_hub's HTTP session (its offline switch, request ids, user agent)."""
+    from huggingface_hub import get_session as hub_session  # see the imports
+
+    return hub_session()
+
+
 def _retry_after(response: httpx2.Response) -> float | None:
     """Seconds a 429 or 503 asks to wait, read as ``huggingface_hub`` reads them: the
     rate-limit reset when no request is left, else ``Retry-After`` in seconds (not a date)."""
+    from huggingface_hub.utils import parse_ratelimit_headers  # see the imports
+
     if response.status_code == 429:
         limit = parse_ratelimit_headers(response.headers)
         if limit is not None and limit.remaining == 0:
@@ -391,6 +405,7 @@ def _resolve(source: HubFile, revision: str, budget: Budget) -> HfFileMetadata:
     if source.offline:
         raise HubOffline("HF_HUB_OFFLINE is set, so posviz does not contact the Hub")
     url = source.url(revision)
+    from huggingface_hub import get_hf_file_metadata  # see the imports
 
     def attempt(timeout: float) -> HfFileMetadata:
         with _transport_errors(url, timeout):
@@ -416,6 +431,8 @@ def _range_get(
     if ``location`` is on the Hub's own host. Errors inside the ``with`` block are mapped too."""
     if urlsplit(location).scheme not in ("http", "https"):
         raise HubError(f"the Hub redirected to a non-HTTP address {location[:80]!r}")
+    from huggingface_hub.utils import build_hf_headers  # see the imports
+
     headers = build_hf_headers(
         token=source.token if source.is_hub_host(location) else False, library_name="posviz"
     )

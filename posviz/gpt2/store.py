@@ -81,9 +81,8 @@ _MADV_RANDOM: Final = getattr(mmap, "MADV_RANDOM", None)
 WTE: Final = TableSpec("wte.weight", (50257, 768))  # token embeddings, 154 MB
 WPE: Final = TableSpec("wpe.weight", (1024, 768))  # positional embeddings, 3 MB
 MANIFEST: Final = "manifest.json"
-_FETCH_HINT: Final = (
-    "Fetch them before a lecture, on a machine with network: python -m posviz --fetch-gpt2"
-)
+FETCH_COMMAND: Final = "python -m posviz --fetch-gpt2"  # the page shows it as code, unbroken
+_FETCH_HINT: Final = f"Fetch them before a lecture, on a machine with network: {FETCH_COMMAND}"
 HASH_CHUNK: Final = 1 << 22  # bytes per read while checking a cached file's sha256
 ROWS_PER_READ: Final = 64  # token rows read between two unmaps: at most ~4 MB mapped at once
 FAULT_AROUND: Final = 1 << 21  # bytes around a read fault the kernel may map (up to a 2 MiB
@@ -303,7 +302,7 @@ class Gpt2Store:
                 except HubOffline as error:
                     offline = Gpt2Unavailable(
                         "GPT-2's trained tables are not in the cache and the Hub cannot be "
-                        f"reached ({error}). {_FETCH_HINT} (cache folder: {self.root})"
+                        f"reached ({error}; cache folder: {self.root}). {_FETCH_HINT}"
                     )
                     self._failed = (time.monotonic(), offline)  # before the lock is let go
                     raise offline from error

@@ -18,7 +18,7 @@ import torch
 
 from posviz.config import Settings
 from posviz.lesson.repeats import count, number
-from posviz.plots.attention import AttentionDecisions, ordinal, slope
+from posviz.plots.attention import AttentionDecisions, ordinal, positions, slope
 from posviz.schemes import T5_MAX_DISTANCE, T5_NUM_BUCKETS, scheme, t5_buckets
 from posviz.scores import AttentionView, table_rows
 
@@ -67,12 +67,11 @@ def shift_sentence(view: AttentionView, *, markdown: bool = True) -> str:
     code = (lambda text: f"`{text}`") if markdown else (lambda text: text)
     if test.shift == 0:
         return (
-            "The sentence stands at positions 0–"
-            f"{test.last_position}. Move it later with the shift control: a relative scheme "
-            "(RoPE, ALiBi, T5) gives the same scores, an absolute one (learned, sinusoidal) "
-            "does not."
+            f"The sentence stands at {positions(0, test.last_position)}. Move it later with "
+            "the shift control: a relative scheme (RoPE, ALiBi, T5) gives the same scores, an "
+            "absolute one (learned, sinusoidal) does not."
         )
-    where = f"(to positions {test.shift}–{test.last_position})"
+    where = f"(to {positions(test.shift, test.last_position)})"
     later = f"Moved {count(test.shift, 'position')} later {where}"
     if not test.moved:
         rows = test.table_rows or 0
@@ -84,7 +83,7 @@ def shift_sentence(view: AttentionView, *, markdown: bool = True) -> str:
         return (
             f"{later}, the sentence would need position {rows}, but {table} 0–{rows - 1} only: "
             f"looking it up raises {code(str(test.error))} (torch's message). The heatmaps "
-            f"show the sentence where it is, at positions 0–{view.shown.size - 1}."
+            f"show the sentence where it is, at {positions(0, view.shown.size - 1)}."
         )
     change = number(test.scores_change or 0.0)
     note = _shift_note(view)
@@ -99,12 +98,22 @@ def shift_sentence(view: AttentionView, *, markdown: bool = True) -> str:
             f"{later}, {_scores(view)} are {bold('unchanged')} (largest change "
             f"{change}{rounding}): {why}.{note}"
         )
-    weights = number(test.weights_change or 0.0)
     why = note.strip() or "the position itself matters, not only the distance."
     return (
-        f"{later}, {_scores(view)} {bold(f'change by up to {change}')} (the weights by "
-        f"up to {weights}): {why[0].lower()}{why[1:]}"
+        f"{later}, {_scores(view)} {bold(f'change by up to {change}')} "
+        f"({_weights_change(view)}): {why[0].lower()}{why[1:]}"
     )
+
+
+def _weights_change(view: AttentionView) -> str:
+    """How far the weights moved with the scores, worded for no change at all (a single
+    token's one weight is always 1)."""
+    weights = view.shift_test.weights_change or 0.0
+    if weights != 0.0:
+        return f"the weights by up to {number(weights)}"
+    if len(view.token_ids) == 1:
+        return "its one weight stays 1: a single token can attend only to itself"
+    return "the weights do not change at all"
 
 
 def _shift_note(view: AttentionView) -> str:
@@ -181,7 +190,7 @@ def beyond_sentences(view: AttentionView) -> list[str]:
         rows = view.shift_test.table_rows or context
         if settings.weights == "init":
             found.append(
-                f"The learned table has rows for positions 0–{rows - 1} only: past them there "
+                f"The learned table has rows for {positions(0, rows - 1)} only: past them there "
                 "is nothing to look up (the shift control shows torch's error)."
             )
     return found

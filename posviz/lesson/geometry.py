@@ -18,7 +18,6 @@ from posviz.geometry import GeometryView, TableGeometry, TokenCosines
 from posviz.plots.geometry import GeometryDecisions
 from posviz.schemes import scheme
 from posviz.token_text import for_markdown
-from posviz.tokenizer import token_texts
 
 CURVE_BELOW: Final = 0.5  # step ratio under this: neighbours are close, the rows trace a curve
 CLOUD_ABOVE: Final = 0.8  # over this: neighbours are no closer than any two rows, a cloud
@@ -97,7 +96,7 @@ def cosines_sentence(cosines: tuple[TokenCosines, ...]) -> str | None:
     by = {(c.positions, c.tokens): c for c in cosines}
     trained, baseline = cosines[0].positions, cosines[-1].positions
     window, sample = by[(trained, "window")], by[(trained, "sample")]
-    text = for_markdown(token_texts([window.token_id])[0])
+    text = for_markdown(window.token_text)
     return (
         f"Largest |cosine| between a row of **{trained}**'s positional table and a token row: "
         f"**{window.max_abs:.3f}** with the window's {window.count} distinct tokens (position "

@@ -18,7 +18,7 @@ from posviz.lesson.repeats import count
 from posviz.plots.word_order import CompareDecisions
 from posviz.schemes import scheme
 from posviz.token_text import for_markdown, readable
-from posviz.tokenizer import decode, token_bytes, token_labels
+from posviz.tokenizer import decode, token_bytes
 
 HAVIV_2022: Final = "https://arxiv.org/abs/2203.16634"
 ATTENTION_NOTE: Final = (
@@ -47,10 +47,10 @@ CAUSAL_NOTE: Final = (
 )
 
 
-def _chips(token_ids: Sequence[int]) -> str:
-    """The tokens as chips, written as the page's token chips write them."""
-    texts = [for_markdown(label) for label in token_labels(list(token_ids))]
-    return " ".join(f":gray-badge[{text}]" for text in texts)
+def _chips(texts: Sequence[str]) -> str:
+    """The tokens ``texts`` (:func:`posviz.tokenizer.token_texts`) as chips, written as the
+    page's token chips write them."""
+    return " ".join(f":gray-badge[{for_markdown(text)}]" for text in texts)
 
 
 def compared_text(token_ids: Sequence[int], *, markdown: bool = True) -> str:
@@ -88,7 +88,8 @@ def _normalised(token_ids: Sequence[int]) -> Counter[str]:
 
 
 def status_message(comparison: OrderComparison) -> str | None:
-    """Why there is nothing (or nothing interesting) to compare; ``None`` for a permutation."""
+    """Why there is nothing to compare (the view then shows this sentence and no chart);
+    ``None`` for a permutation."""
     ids_a, ids_b = comparison.token_ids_a, comparison.token_ids_b
     if comparison.status == "empty":
         which = (
@@ -112,8 +113,9 @@ def status_message(comparison: OrderComparison) -> str | None:
     if comparison.status == "identical":
         return (
             f"The two texts compared, {first} and {second}, are the same tokens in the same "
-            "order, so every number below is trivially the same. Reorder some words in the "
-            "second text (keep the words)."
+            "order: self-attention gives them the same numbers, with positions or without, so "
+            "there is no order to compare and no chart. Reorder some words in the second text "
+            "(keep the words)."
         )
     if comparison.status == "different_tokens" and comparison.difference is not None:
         difference = comparison.difference
@@ -123,9 +125,9 @@ def status_message(comparison: OrderComparison) -> str | None:
             "there is no order to compare."
         ]
         if difference.only_in_a:
-            lines.append(f"Only in the first: {_chips(difference.only_in_a)}")
+            lines.append(f"Only in the first: {_chips(difference.texts_a)}")
         if difference.only_in_b:
-            lines.append(f"Only in the second: {_chips(difference.only_in_b)}")
+            lines.append(f"Only in the second: {_chips(difference.texts_b)}")
         if _normalised(difference.only_in_a) == _normalised(difference.only_in_b):
             lines.append(
                 "The words are the same, the tokens are not: GPT-2's tokenizer gives a word "
@@ -251,8 +253,8 @@ def summary_lines(comparison: OrderComparison) -> list[str]:
         longest = max(len(ids_a), len(ids_b))
         return [f"compare: at most {MAX_COMPARE_TOKENS} tokens per text, this has {longest}"]
     if comparison.difference is not None:
-        only_a = list(token_labels(list(comparison.difference.only_in_a)))
-        only_b = list(token_labels(list(comparison.difference.only_in_b)))
+        only_a = list(comparison.difference.texts_a)
+        only_b = list(comparison.difference.texts_b)
         return [
             f"compare: not the same tokens in another order ({len(ids_a)} and {len(ids_b)} "
             f"tokens; only in the first: {only_a}; only in the second: {only_b})"

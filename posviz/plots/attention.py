@@ -51,6 +51,7 @@ from posviz.plots._layout import (
     trace,
     wrap_title,
 )
+from posviz.plots._notes import LECTURE_SMALLEST
 from posviz.plots.distance import _rgba, beyond_shade  # the Distance figure's bands and shade
 from posviz.schemes import scheme
 from posviz.scores import AttentionView, masked
@@ -116,6 +117,15 @@ def draw_step(tokens: int, *, max_drawn: int = MAX_DRAWN) -> int:
     (1, 1, 2, 5)
     """
     return max(1, math.ceil(tokens / max_drawn))
+
+
+def positions(first: int, last: int, *, noun: str = "position") -> str:
+    """``"positions 3–5"``, or ``"position 3"`` for a single one (never "3–3").
+
+    >>> positions(3, 5), positions(3, 3), positions(0, 0, noun="token")
+    ('positions 3–5', 'position 3', 'token 0')
+    """
+    return f"{noun} {first}" if first == last else f"{noun}s {first}–{last}"
 
 
 def ordinal(number: int) -> str:
@@ -249,7 +259,7 @@ _BAR_TITLES: Final = ("content", "position", "score", "weight")
 def _note(view: AttentionView, decisions: AttentionDecisions, *, lecture: bool) -> str:
     """The line over the panels: which head, where the window stands, what is left out."""
     start, last = view.shown.start, view.shown.start + view.shown.size - 1
-    where = f"positions {start}–{last}"
+    where = positions(start, last)
     parts = (
         f"head {view.head} of {view.heads} (d/H = {view.head_dim} columns)",
         where if lecture else f"query i (row) and key j (column) at {where}",
@@ -280,6 +290,26 @@ def _hovertemplate(index: int, every: bool) -> str:
     return head + f"{name} %{{z:.6g}}<extra>%{{fullData.name}}</extra>"
 
 
+LEGEND_HEADS: Final = 4  # up to this many heads each has its legend entry
+OTHER_HEADS_GROUP: Final = "other heads"  # their one entry toggles all their grey lines
+
+
+def _other_heads_entry(view: AttentionView, others: list[int], common: dict[str, object]) -> Trace:
+    """The legend's one entry for the grey lines of ``others`` (every head but the shown
+    one), with their slopes' range where the scheme has slopes: "the other 11 heads, grey (m =
+    1/4 … 1/4096)". It draws nothing; hover names each line."""
+    slopes = ""
+    if view.slopes:
+        ends = sorted((view.slopes[head] for head in others), reverse=True)
+        slopes = f" (m = {slope(ends[0])} … {slope(ends[-1])})"
+    return trace(
+        "scatter", x=[0], y=[None], mode="lines",  # one gap: plotly.js lists no empty trace
+        name=f"the other {len(others)} heads, grey{slopes}",
+        line={"color": OTHER_HEADS, "width": 1.2}, legendgroup=OTHER_HEADS_GROUP,
+        showlegend=True, hoverinfo="skip", xaxis=common["xaxis"], yaxis=common["yaxis"],
+    )  # fmt: skip
+
+
 def _bias_traces(view: AttentionView, axes: tuple[str, str]) -> list[Trace]:
     """The bias chart's lines: every head of a formula (the shown one bold, last), or the
     shown head's mean with its band."""
@@ -293,6 +323,9 @@ def _bias_traces(view: AttentionView, axes: tuple[str, str]) -> list[Trace]:
         shape = "linear" if spec.bias is None else spec.bias.line_shape
         traces: list[Trace] = []
         order = [h for h in bias.heads if h != view.head] + [view.head]
+        named = len(order) <= LEGEND_HEADS  # each head its own legend entry, else one for all
+        if not named:
+            traces.append(_other_heads_entry(view, order[:-1], common))
         for head in order:
             shown = head == view.head
             label = f"head {head}" + (f" (m = {slope(view.slopes[head])})" if view.slopes else "")
@@ -308,7 +341,8 @@ def _bias_traces(view: AttentionView, axes: tuple[str, str]) -> list[Trace]:
                         "shape": shape,
                     },
                     hovertemplate=hover,
-                    showlegend=shown or len(order) <= 4,
+                    showlegend=shown or named,
+                    legendgroup=None if shown or named else OTHER_HEADS_GROUP,
                     **common,
                 )
             )
@@ -583,7 +617,9 @@ def attention_chart(
         wrap_title(t, width=width, font_size=sizes.title)
         for t in (_LECTURE_TITLES if lecture else _titles(view))
     ]
-    note_size = round(sizes.text * 0.85)
+    note_size = (
+        max(round(sizes.text * 0.85), LECTURE_SMALLEST) if lecture else round(sizes.text * 0.85)
+    )
     note = wrap_title(_note(view, decisions, lecture=lecture), width=full, font_size=note_size)
     bias_title = wrap_title(_bias_title(view), width=full, font_size=sizes.text)
     columns = _ticks(positions, texts, font_size=sizes.tick, length=width, numbers=lecture)

@@ -35,13 +35,13 @@ from posviz.plots._layout import (
     fill_height,
     narrow,
     panel_title,
-    small_note,
     table_colour,
     title_height,
     trace,
     type_sizes,
     wrap_title,
 )
+from posviz.plots._notes import lecture_line, panel_note
 from posviz.token_text import for_plotly
 
 SCENE_HEIGHT: Final = 400  # px of each 3D scene side by side (on a phone: as tall as wide)
@@ -172,10 +172,13 @@ def scene_layout(
     eye: dict[str, float],
     *,
     uirevision: str = "geometry",
+    cube: bool = False,
 ) -> dict[str, object]:
     """A 3D scene in the domain ``x`` by ``y``: true proportions when the table has three
-    components (a flat or empty table would collapse them); ``uirevision`` names the view
-    whose reruns keep the camera the reader turned (the Training view shares the scene)."""
+    components (a flat or empty table would collapse them), or each axis as long as the others
+    with ``cube`` (a small cell, where a flat box leaves the third axis's ticks on each other);
+    ``uirevision`` names the view whose reruns keep the camera the reader turned (the Training
+    view shares the scene)."""
     axes = {
         name: {"title": {"text": f"PC {number}", "font": {"size": font}},
                "tickfont": {"size": max(font - 3, 12)}, "nticks": 5}
@@ -184,7 +187,7 @@ def scene_layout(
     return {
         "domain": {"x": list(x), "y": list(y)},
         **axes,
-        "aspectmode": "data" if shape.components == 3 else "cube",
+        "aspectmode": "data" if shape.components == 3 and not cube else "cube",
         "camera": {"eye": eye},
         "uirevision": uirevision,  # a rerun keeps the camera the reader turned
     }
@@ -218,11 +221,14 @@ def _scene_note(shape: TableGeometry) -> str:
     )
 
 
-def _cells(shapes: Sequence[TableGeometry], *, width: float, sizes: TypeSizes) -> list[_Cell]:
-    """The two scenes and the two x-y panels with their wrapped titles and notes."""
+def _cells(
+    shapes: Sequence[TableGeometry], *, width: float, sizes: TypeSizes, lecture: bool
+) -> list[_Cell]:
+    """The two scenes and the two x-y panels with their wrapped titles and notes (on a slide
+    at a lecture's smallest size)."""
 
     def cell(scene: bool, title: str, note: str, coloured: str = "") -> _Cell:
-        wrapped = small_note(for_plotly(note), width=width, font_size=sizes.text)
+        wrapped = panel_note(for_plotly(note), width=width, font_size=sizes.text, lecture=lecture)
         return _Cell(
             scene,
             wrap_title(for_plotly(title), width=width, font_size=sizes.title),
@@ -238,7 +244,10 @@ def _cells(shapes: Sequence[TableGeometry], *, width: float, sizes: TypeSizes) -
             False,
             "singular values of the centred table",
             "",
-            f"<br><sup>◆ 90 % of the variance:</sup><br><sup>the first {counts} directions</sup>",
+            "".join(
+                f"<br>{lecture_line(line)}" if lecture else f"<br><sup>{line}</sup>"
+                for line in ("◆ 90 % of the variance:", f"the first {counts} directions")
+            ),
         ),
         cell(False, "length |row p| of each position vector", ""),
     ]
@@ -321,7 +330,7 @@ def geometry_spec(
     sizes = type_sizes(lecture=lecture)
     shapes = (view.main, view.contrast)
     width = STACKED_WIDTH if stacked else (LECTURE_TITLE_WIDTH if lecture else TITLE_WIDTH)
-    cells = _cells(shapes, width=width, sizes=sizes)
+    cells = _cells(shapes, width=width, sizes=sizes, lecture=lecture)
     rows = _rows(cells, stacked=stacked, spectrum=spectrum, lecture=lecture, sizes=sizes)
     plot_height = sum(r.title + r.plot + r.below for r in rows) - rows[0].title
     legend = (sizes.text * 1.6 * (2 if stacked else 1) + 12) if spectrum else 0.0

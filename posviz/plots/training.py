@@ -68,14 +68,14 @@ from posviz.plots._layout import (
     bar_step,
     fill_height,
     panel_title,
-    small_note,
     text_width,
     title_height,
     trace,
     type_sizes,
     wrap_title,
 )
-from posviz.plots.geometry import CAMERA_EYE, STACKED_EYE, scene_layout
+from posviz.plots._notes import panel_note
+from posviz.plots.geometry import scene_layout
 from posviz.schemes import LEARNED
 from posviz.token_text import for_plotly
 from posviz.training.view import TrainingView, run_label
@@ -99,6 +99,13 @@ SCENE_HEIGHT: Final = 330
 LOSS_HEIGHT: Final = 250
 STACK_BELOW: Final = 700  # px of chart width under which a measured canvas stacks the panels
 MARGIN_RIGHT: Final = 16
+# The 3-D components are a cube in a near-square cell (side by side or stacked): a camera this
+# near fills the cell and keeps the axis titles inside it (the Geometry tab's far camera is for
+# a box of true proportions, which left this one a quarter of its cell).
+CUBE_EYE: Final = {"x": 1.9, "y": 1.9, "z": 1.25}
+# px more above a slide's panel title: its notes are lines of 20 px (not a superscript), which
+# leaves the title as tall as its band and the colour bar's ticks above it need air.
+LECTURE_NOTE_AIR: Final = 12
 
 
 @dataclass(frozen=True)
@@ -180,7 +187,10 @@ def _share(shape: TableGeometry, kind: str) -> str:
     if shape.components == 0:
         return "all rows the same: nothing to project"
     if kind == "scene":
-        return f"{shape.shown_share * 100:.0f} % of the variance; colour: position"
+        return (
+            f"{shape.shown_share * 100:.0f} % of the variance; axes scaled to a cube; "
+            "colour: position"
+        )
     shares = [float(share) for share in shape.variance_shares[:3]] + [0.0, 0.0, 0.0]
     return (
         f"{(shares[0] + shares[1]) * 100:.0f} % of the variance (PC 3, in the hover: "
@@ -440,7 +450,7 @@ def training_chart(
     wrapped = [
         (
             wrap_title(for_plotly(c.title), width=column, font_size=sizes.title),
-            small_note(for_plotly(c.note), width=column, font_size=sizes.text),
+            panel_note(for_plotly(c.note), width=column, font_size=sizes.text, lecture=lecture),
         )
         for c in cells
     ]
@@ -450,6 +460,7 @@ def training_chart(
     bands = []  # per row: (title px, plot px, below px)
     for group in groups:
         title = max(title_height(wrapped[i][0], wrapped[i][1], sizes) for i in group)
+        title += LECTURE_NOTE_AIR if lecture else 0
         plot = max(cells[i].height for i in group)
         below = max(
             {"heat": ticks + bar_band, "xy": ticks, "scene": 8.0}[cells[i].kind] for i in group
@@ -490,7 +501,6 @@ def training_chart(
     spans = {1: [(0.0, 1.0)], 2: [(0.0, (1 - gap) / 2), ((1 + gap) / 2, 1.0)]}
     traces: list[Trace] = []
     label = for_plotly(run_label(view.run))
-    eye = STACKED_EYE if stacked else CAMERA_EYE
     limit = max(view.shared.colour_limit, 1e-12)
     axis_number = 0
     scenes = 0
@@ -511,7 +521,7 @@ def training_chart(
                 scenes += 1
                 name = "scene" if scenes == 1 else f"scene{scenes}"
                 layout[name] = scene_layout(
-                    cell.shape, x, y, sizes.text, eye, uirevision="training"
+                    cell.shape, x, y, sizes.text, CUBE_EYE, uirevision="training", cube=True
                 )
                 traces.append(
                     _scatter(cell.shape, name, marker_size=4 if lecture else 3, label=shown)

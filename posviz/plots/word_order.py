@@ -29,10 +29,10 @@ from posviz.plots._layout import (
     fill_height,
     panel_title,
     row_labels,
-    small_note,
     text_width,
     wrap_title,
 )
+from posviz.plots._notes import lecture_line, panel_note
 from posviz.repeats import token_names
 from posviz.schemes import scheme
 
@@ -172,14 +172,18 @@ def compare_chart(
         titles = [
             wrap_title(c[0].replace("<br>", " "), width=room, font_size=font_size) for c in columns
         ]
-        notes = [small_note(note, width=room, font_size=font_size) for note in notes]
+        notes = [
+            panel_note(note, width=room, font_size=font_size, lecture=lecture) for note in notes
+        ]
         lines = max(
             t.count("<br>") + 1 + m.count("<br>") for t, m in zip(titles, notes, strict=True)
         )
         grid: _StackedGrid | None = _StackedGrid(n, font_size, title_lines=lines)
     else:
         titles = [c[0] for c in columns]
-        notes = [f"<br><sup>{note}</sup>" for note in notes]
+        notes = [
+            f"<br>{lecture_line(note)}" if lecture else f"<br><sup>{note}</sup>" for note in notes
+        ]
         grid = None
     traces: list[dict[str, object]] = [{} for _ in range(8)]  # row by row: first text, second
     layout: dict[str, object] = {

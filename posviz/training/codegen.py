@@ -25,8 +25,10 @@ import textwrap
 from typing import Final
 
 from posviz.codegen._source import import_block, sources
+from posviz.codegen._tokenizer import TOKENIZER_IMPORTS, tokenizer_part
 from posviz.distance import cosine_by_distance
 from posviz.lesson.training import two
+from posviz.tokenizer import gpt2_encoding
 from posviz.training.config import TrainingConfig
 from posviz.training.data import VERDICT_URL, GPTDatasetV1, create_dataloader_v1
 from posviz.training.model import (
@@ -55,7 +57,7 @@ Model (From Scratch), chapters 2-5; code under the Apache License 2.0,
 {book}
 Run it with: pip install torch tiktoken && python this_file.py
 (it reads the-verdict.txt beside it, else downloads it from the book's repository; tiktoken
-downloads GPT-2's vocabulary on its first run).
+downloads GPT-2's vocabulary on its first run, unless posviz is installed).
 """
 
 from __future__ import annotations
@@ -88,9 +90,12 @@ else:
 
 split_idx = int(train_ratio * len(text_data))
 train_data, val_data = text_data[:split_idx], text_data[split_idx:]
-gpt2_tokenizer = tiktoken.get_encoding("gpt2")
+"""
 
-
+# After the copied definitions: GPT-2's tokenizer (posviz's files where posviz is installed)
+# and the text's vocabulary
+_VOCABULARY: Final = """
+{tokenizer}
 class TextVocabulary:
     \"\"\"GPT-2's tokens of the text, numbered 0 … V-1 in the order of their GPT-2 ids (a
     50,257-row table for 1,417 tokens makes every step about 8 times slower).\"\"\"
@@ -98,12 +103,12 @@ class TextVocabulary:
     def __init__(self, texts):
         found = set()
         for text in texts:
-            found.update(gpt2_tokenizer.encode(text))
+            found.update(tokenizer.encode(text))
         self.gpt2_ids = sorted(found)
         self.index = {{token_id: i for i, token_id in enumerate(self.gpt2_ids)}}
 
     def encode(self, text, allowed_special=frozenset()):
-        token_ids = gpt2_tokenizer.encode(text, allowed_special=allowed_special)
+        token_ids = tokenizer.encode(text, allowed_special=allowed_special)
         return [self.index[token_id] for token_id in token_ids]
 
 
@@ -182,6 +187,7 @@ print(f"The rows moved {{moved.mean_moved:.3f}} on average; at step 0 they were 
 """
 
 _CLASSES: Final = (
+    gpt2_encoding,
     GPTConfig,
     MultiHeadAttention,
     LayerNorm,
@@ -201,7 +207,7 @@ _CLASSES: Final = (
 
 
 # The script's own imports, besides those of the classes and functions it copies
-_IMPORTS: Final = ("import os", "import urllib.request", "import tiktoken", "import torch")
+_IMPORTS: Final = (*TOKENIZER_IMPORTS, "import urllib.request", "import torch")
 
 
 def training_script(config: TrainingConfig, *, step: int, name: str = "") -> str:
@@ -255,4 +261,5 @@ def training_script(config: TrainingConfig, *, step: int, name: str = "") -> str
         small_std=SMALL_INIT_STD,
         far=min(FAR, config.context_length - 1),
     )
-    return f"{header}{body}\n\n{copied.text}\n{training}"
+    vocabulary = _VOCABULARY.format(tokenizer=tokenizer_part("tokenizer"))
+    return f"{header}{body}\n\n{copied.text}\n{vocabulary}{training}"

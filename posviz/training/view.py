@@ -71,6 +71,7 @@ class Movement:
     mean_abs_change: float  # mean over the T·d weights of |w at the step - w at step 0|
     max_abs_change: float
     start_std: float  # the spread (standard deviation) of the weights at step 0
+    start_cosines: torch.Tensor  # [T] float64: cosine of row p at the step with row p at 0
 
     @property
     def mean_moved(self) -> float:
@@ -88,6 +89,13 @@ class Movement:
         start = self.mean_start_norm
         return self.mean_moved / start if start > 0 else float("inf")
 
+    @property
+    def mean_start_cosine(self) -> float:
+        """Mean over positions of the cosine of a row with its step-0 self: 1 where the rows
+        still point where they started (training wrote little against them), near 0 where
+        what training wrote outweighs the start."""
+        return float(self.start_cosines.mean())
+
 
 def movement(start: torch.Tensor, table: torch.Tensor) -> Movement:
     """:class:`Movement` from the table at step 0 and at the step (``[T, d]`` each), float64.
@@ -95,13 +103,19 @@ def movement(start: torch.Tensor, table: torch.Tensor) -> Movement:
     >>> found = movement(torch.tensor([[3.0, 4.0]]), torch.tensor([[3.0, 5.0]]))
     >>> found.mean_moved, found.mean_start_norm, found.ratio, found.mean_abs_change
     (1.0, 5.0, 0.2, 0.5)
+    >>> round(found.mean_start_cosine, 4)  # (9 + 20) / (5 * sqrt(34))
+    0.9947
     """
     start64, table64 = start.double(), table.double()  # [T, d]
     change = table64 - start64
+    start_norms = torch.linalg.vector_norm(start64, dim=1)  # [T]
+    norms = torch.linalg.vector_norm(table64, dim=1)  # [T]
+    lengths = (start_norms * norms).clamp_min(torch.finfo(torch.float64).tiny)
     return Movement(
         moved=torch.linalg.vector_norm(change, dim=1),
-        start_norms=torch.linalg.vector_norm(start64, dim=1),
-        norms=torch.linalg.vector_norm(table64, dim=1),
+        start_norms=start_norms,
+        norms=norms,
+        start_cosines=(start64 * table64).sum(dim=1) / lengths,
         mean_abs_change=float(change.abs().mean()),
         max_abs_change=float(change.abs().max()),
         start_std=float(start64.std(correction=0)),

@@ -16,8 +16,9 @@ import streamlit as st
 from posviz.batching import Batch
 from posviz.config import Settings
 from posviz.lesson.schemes import shape_labels
+from posviz.plots.attention import positions
 from posviz.token_text import for_markdown, readable
-from posviz.tokenizer import token_labels, token_texts
+from posviz.tokenizer import token_texts
 from posviz.view import View
 from posviz_app import state
 from posviz_app.room import Room, explain
@@ -40,7 +41,7 @@ def render_tokens(room: Room) -> None:
 def chips_markdown(view: View, start: int, stop: int, *, lecture: bool) -> str:
     """Markdown for the token chips of positions ``start``..``stop - 1``."""
     counts = Counter(view.token_ids)
-    texts = token_labels(view.token_ids)
+    texts = view.token_texts
     # Badges have a fixed small size; coloured backgrounds grow with the heading in lecture mode.
     style, parts = ("background", ["####"]) if lecture else ("badge", [])
     for offset in range(start, stop):
@@ -70,17 +71,18 @@ def chips(view: View, *, lecture: bool) -> None:
     if lecture:
         return  # the slide's narration says the rest
     span = batch.window_span(window)
+    covered = positions(span.start, span.stop - 1, noun="token")
     explain(
         lecture=False,
-        text=f"Window {window} of the batch covers tokens {span.start}–{span.stop - 1} of "
-        f"{len(batch.token_ids)} (positions 0–{len(span) - 1}). Orange, ×N: a token that occurs "
-        "N times in this window: same token id, same token vector.",
+        text=f"Window {window} of the batch covers {covered} of {len(batch.token_ids)} "
+        f"({positions(0, len(span) - 1)}). Orange, ×N: a token that occurs N times in this "
+        "window: same token id, same token vector.",
     )
     if batch.dropped:
-        dropped = batch.token_ids[batch.dropped.start : batch.dropped.stop]
+        dropped = batch.dropped  # positions in the text
         struck = " ".join(
-            f":gray-badge[~~{for_markdown(text)}~~]"
-            for text in token_texts(dropped[:DROPPED_SHOWN])
+            f":gray-badge[~~{for_markdown(text)}~~]"  # read in the whole text, as the chips
+            for text in token_texts(batch.token_ids, dropped[:DROPPED_SHOWN])
         )
         rest = f" and {len(dropped) - DROPPED_SHOWN} more" if len(dropped) > DROPPED_SHOWN else ""
         st.markdown(

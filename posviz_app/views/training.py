@@ -108,7 +108,8 @@ def render(room: Room) -> None:
             width="stretch", help="Step through the run's snapshots, one every "
             f"{PLAY_EVERY:g} s.",
         )  # fmt: skip
-    chart_room(_tab_chart, run_every=PLAY_EVERY if state.playing() else None)(room, run)
+    timed = state.playing()  # the fragment's timer runs while this page run said Pause
+    chart_room(_tab_chart, run_every=PLAY_EVERY if timed else None)(room, run, timed=timed)
     code = st.expander("The code behind these numbers", key=state.TRAINING_CODE, on_change="rerun")
     if code.open:
         with code:
@@ -117,9 +118,11 @@ def render(room: Room) -> None:
 
 
 def _link(run: TrainingRun, step: int) -> None:
-    """The page's link names the run and the step shown (the fragment's own runs too), as the
-    page's own run writes it for this tab (``step=``)."""
-    link = query_from_settings(replace(Settings(), run=run.name, train_step=step), tab=TRAINING_TAB)
+    """The page's link names the run, the step and the components shown (the fragment's own
+    runs too: its slider and its 3-D switch), as the page's own run writes it for this tab
+    (``step=``, ``components=3d``)."""
+    shown = replace(Settings(), run=run.name, train_step=step)
+    link = query_from_settings(shown, tab=TRAINING_TAB, components=state.components())
     for key in TRAINING_LINK_KEYS:
         if key in link:
             st.query_params[key] = link[key]
@@ -127,17 +130,19 @@ def _link(run: TrainingRun, step: int) -> None:
             del st.query_params[key]
 
 
-def _tab_chart(room: Room, run: TrainingRun) -> None:
+def _tab_chart(room: Room, run: TrainingRun, *, timed: bool) -> None:
     """The step slider, the figure and its sentences; while playing, each run shows the next
-    snapshot (the last one stops the play and draws the page once more: the button says Play
-    again)."""
+    snapshot. ``timed``: the page was drawn playing (the button says Pause, the fragment reruns
+    on a timer). When the playing stops here (the last snapshot, a step chosen by hand on the
+    slider, which runs this fragment alone), the whole page runs again at once: the button says
+    Play and the timer stops, with no second click."""
     if state.playing():
         step = state.advance(run.steps)
-        if not state.playing():
-            st.rerun()  # the whole page: the button says Play again, the timer stops
     else:
         step = run.nearest_step(state.train_step(room.settings.train_step))
         state.set_values({state.TRAIN_STEP: step})
+    if timed and not state.playing():
+        st.rerun()  # the whole page, from this run: the button, then this fragment untimed
     slider, switch = st.columns([3, 1], vertical_alignment="bottom")  # one row: the chart higher
     slider.select_slider(
         "Training step",
@@ -154,8 +159,7 @@ def _tab_chart(room: Room, run: TrainingRun) -> None:
     )
     view = view_of(run, step)
     canvas = chart_canvas(KEY)
-    components = "3d" if state.three_d() else "2d"
-    drawn = training_chart(view, canvas=canvas, components=components, panels=STEP_PANELS)
+    drawn = training_chart(view, canvas=canvas, components=state.components(), panels=STEP_PANELS)
     explain(training_lesson.INTRO, lecture=False)
     lead, *rest = training_lesson.sentences(view)  # the lesson above the figure, then the rest
     keyed_markdown(lead, state.LESSON)

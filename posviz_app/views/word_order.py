@@ -78,8 +78,8 @@ def _tab_chart(room: Room) -> None:
     if note is not None:
         st.caption(note)
     without, positioned = comparison.without_positions, comparison.with_positions
-    if without is None or positioned is None:
-        return
+    if message is not None or without is None or positioned is None:
+        return  # identical texts too: the sentence says why, no chart to misread
     mask = "causal, " if settings.causal else ""
     labels = ("no positions", f"with positions ({settings.scheme})")
     for column, label, summary in zip(st.columns(2), labels, (without, positioned), strict=True):
