@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -136,3 +138,55 @@ def test_the_shipped_runs_reproduce_from_the_commands_first_steps(name: str) -> 
     steps = RETRAINED.get(name, 25)
     again = train_length(dataclasses.replace(with_steps(run.config, steps), read_tokens=4 * 64 + 1))
     assert torch.allclose(again.batch_loss, run.batch_loss[:steps], rtol=0, atol=1e-5)
+
+
+# --- the guide's table, recomputed from the shipped files with numpy alone --------------------
+
+GUIDE = Path(__file__).resolve().parent.parent / "docs" / "guide.md"
+LENGTH_DATA = Path(__file__).resolve().parent.parent / "posviz" / "data" / "length"
+ROWS = [(name, "as-trained") for name in ("learned", "sinusoidal", "none", "rope", "alibi", "t5")]
+ROWS += [
+    ("rope", f"{s}-{f}") for f in (4, 2) for s in ("ntk", "yarn", "linear", "llama3", "dynamic")
+]
+LABELS = {
+    "ntk": "NTK-aware",
+    "yarn": "YaRN",
+    "linear": "PI",
+    "llama3": "Llama 3",
+    "dynamic": "dynamic NTK",
+}
+
+
+def _cell(arrays: dict[str, np.ndarray], key: str) -> str:
+    if key not in arrays or arrays[key].size == 0:
+        return "`IndexError`"
+    band = arrays[key].astype(np.float64)
+    error = band.std(ddof=1) / np.sqrt(band.size)
+    return f"{band.mean():.2f} ± {error:.2f}"
+
+
+def length_table() -> str:
+    """The guide's table: each shipped run's band means, read from its .npz with numpy."""
+    lines = [
+        "| scheme | held out: 64 | 128 | 256 | training text: 64 | 128 | 256 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, variant in ROWS:
+        with np.load(LENGTH_DATA / f"{name}.npz") as archive:
+            arrays = {key.removesuffix(".npy"): archive[key] for key in archive.files}
+        scaling, _, factor = variant.partition("-")
+        label = name if variant == "as-trained" else f"rope + {LABELS[scaling]} s = {factor}"
+        cells = [
+            _cell(arrays, f"{text}/{length}/{variant}/band")
+            for text in ("held-out", "training")
+            for length in (64, 128, 256)
+        ]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def test_the_guides_table_is_the_shipped_runs() -> None:
+    guide = GUIDE.read_text(encoding="utf-8")
+    found = re.search(r"<!-- length table[^>]*-->\n(.*?)\n<!-- /length table -->", guide, re.S)
+    assert found is not None, "the guide's length table is missing"
+    assert found[1] == length_table()
