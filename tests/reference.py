@@ -910,9 +910,51 @@ def gpt_logits(
     """Chapter 4's forward pass without dropout, written with ``torch.nn.functional`` from the
     weights by name: ``F.layer_norm`` (eps 1e-5), ``F.scaled_dot_product_attention`` with a
     causal mask, ``F.gelu(approximate="tanh")``. ``[b, n]`` token ids to ``[b, n, V]``."""
+    return scheme_gpt_logits(state, token_ids, n_heads=n_heads, scheme="learned")
+
+
+# --- train short, test long (issue 41): the book's GPT with each scheme inside ---------------
+
+
+def scheme_gpt_logits(
+    state: dict[str, torch.Tensor],
+    token_ids: torch.Tensor,
+    *,
+    n_heads: int,
+    scheme: str,
+    rope: HFRopeConfig | None = None,
+) -> torch.Tensor:
+    """:func:`gpt_logits` with ``scheme``'s positions, each from its original: the learned
+    rows (``pos_emb.weight``, torch's ``IndexError`` past them) or the sinusoidal encoding
+    added to the token rows; RoPE by llama3.py's ``compute_rope_params`` / ``apply_rope`` on
+    every head's queries and keys (``rope``: transformers' cos and sin of that config instead,
+    YaRN's attention factor in them); ALiBi's ``get_slopes`` and ``-m·(i − j)``, or T5's
+    ``bias_table[relative_position_bucket(j − i)]`` (unidirectional), added to the scaled
+    scores, as ``F.scaled_dot_product_attention``'s float mask with ``-inf`` above the
+    diagonal. ``[b, n]`` token ids to ``[b, n, V]``, in the weights' dtype."""
     num_tokens = token_ids.shape[1]
-    x = F.embedding(token_ids, state["tok_emb.weight"]) + state["pos_emb.weight"][:num_tokens]
+    dtype = state["tok_emb.weight"].dtype
+    x = F.embedding(token_ids, state["tok_emb.weight"])
+    positions = torch.arange(num_tokens)
+    if scheme == "learned":
+        x = x + F.embedding(positions, state["pos_emb.weight"])
+    elif scheme == "sinusoidal":
+        x = x + sinusoidal(num_tokens, x.shape[-1]).to(dtype)
     emb_dim = x.shape[-1]
+    head_dim = emb_dim // n_heads
+    relative = positions[None, :] - positions[:, None]  # [n, n]: j - i
+    mask = torch.zeros(n_heads, num_tokens, num_tokens, dtype=dtype)
+    if scheme == "alibi":
+        slopes = torch.tensor(get_slopes(n_heads), dtype=torch.float64)
+        mask = (slopes[:, None, None] * (-relative.abs()).double()).to(dtype)
+    elif scheme == "t5":
+        buckets = relative_position_bucket(relative, bidirectional=False)
+        mask = state["bias_table"][buckets].permute(2, 0, 1)  # [H, n, n]
+    mask = mask.masked_fill(relative > 0, -torch.inf)  # causal
+    if rope is not None:
+        cos, sin = hf_rotary_cos_sin(rope, positions)  # [n, head_dim], scaled
+    else:
+        cos, sin = compute_rope_params(head_dim, context_length=num_tokens)
 
     def norm(name: str, value: torch.Tensor) -> torch.Tensor:
         return F.layer_norm(value, (emb_dim,), state[f"{name}.scale"], state[f"{name}.shift"], 1e-5)
@@ -927,7 +969,9 @@ def gpt_logits(
         q, k, v = (
             heads(F.linear(h, state[f"{p}att.{w}.weight"])) for w in ("W_query", "W_key", "W_value")
         )
-        attended = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        if scheme == "rope":
+            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         attended = attended.transpose(1, 2).reshape(x.shape)
         x = x + F.linear(attended, state[p + "att.out_proj.weight"], state[p + "att.out_proj.bias"])
         h = F.linear(

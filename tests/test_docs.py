@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from posviz.cli import build_parser
+from posviz.training.command import build_train_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -149,6 +150,11 @@ def test_every_written_command_parses_its_arguments(monkeypatch: pytest.MonkeyPa
                 _parse_script(script, words[2:], patch)
         elif arguments[:1] == ["app"]:
             continue  # `posviz app ...`: Streamlit's own options, passed through
+        elif arguments[:1] == ["train"]:
+            try:
+                build_train_parser().parse_args(arguments[1:])
+            except SystemExit as error:
+                pytest.fail(f"{page}: `{shlex.join(words)}` does not parse ({error})")
         else:
             try:
                 build_parser().parse_args(arguments)

@@ -194,7 +194,8 @@ class ScoreBias:
 
     ``per_distance(values, heads=, seed=)``: the bias of every head at each ``j − i`` in
     ``values`` ``[R]``, ``[H, R]`` float64. ``slopes`` (ALiBi's m per head) and ``table`` (T5's
-    seeded E ``[buckets, H]``) where the scheme has them.
+    seeded E ``[buckets, H]``) where the scheme has them; ``bucket(relative)``: the row of
+    ``table`` each ``j − i`` reads (a model that learns the table looks its rows up there).
     """
 
     per_distance: Callable[..., torch.Tensor]
@@ -206,6 +207,7 @@ class ScoreBias:
     inputs: str  # the word-order view's sentence about the input embeddings
     distance_note: str  # the Distance view: why it has no curve
     geometry_note: str  # the Geometry view: why it has no table
+    bucket: Callable[[torch.Tensor], torch.Tensor] | None = None  # the row of table per j − i
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,7 @@ T5: Final = SchemeSpec(
         per_distance=t5_per_distance,
         slopes=None,
         table=t5_bias_table,
+        bucket=t5_buckets,
         line_shape="hv",
         title="T5's bias against distance k = i − j, every head (seeded init)",
         scores_only="T5's relative bias adds nothing to the input; only its bias on the "

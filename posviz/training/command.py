@@ -29,12 +29,21 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Final, TextIO
 
+from posviz.schemes import SCHEME_NAMES
 from posviz.training.config import (
     MAX_STEPS,
     MAX_THREADS,
     TrainingConfig,
     TrainingConfigError,
     validate_training,
+)
+from posviz.training.length import (
+    MULTIPLES,
+    TEXTS,
+    LengthConfig,
+    LengthRun,
+    save_length_run,
+    train_length,
 )
 from posviz.training.model import POSITION_INITS
 from posviz.training.runs import RUN_SUFFIX, RunError, cache_runs_dir, save_run
@@ -64,18 +73,38 @@ def build_train_parser(
         "and keep its positional table every few steps, for posviz's Training view.",
         epilog=f"Write into {cache_runs_dir()} for the app to find the run by its name.",
     )
+    length = LengthConfig(scheme="rope")
     parser.add_argument(
         "--init",
         choices=POSITION_INITS,
-        required=True,
         help="the positional table's init: small, N(0, 0.02²) as GPT-2; default, "
-        "nn.Embedding's N(0, 1) as section 2.8",
+        "nn.Embedding's N(0, 1) as section 2.8 (needed without --scheme; with --scheme "
+        "learned, default small)",
+    )
+    parser.add_argument(
+        "--scheme",
+        choices=SCHEME_NAMES,
+        help="train short, test long: the book's GPT with this positional scheme, trained at "
+        "--context-length L on --text and read at L, 2L and 4L (held out and training text; "
+        "RoPE also with each context extension), for the Length view",
+    )
+    parser.add_argument(
+        "--text",
+        choices=TEXTS,
+        default=length.text,
+        help=f"with --scheme: the text (default {length.text}: Tiny Shakespeare)",
+    )
+    parser.add_argument(
+        "--context-length",
+        type=int,
+        default=length.context_length,
+        help=f"with --scheme: the trained length L (default {length.context_length})",
     )
     parser.add_argument(
         "--steps",
         type=int,
-        default=default.steps,
-        help=f"optimiser steps, 1-{MAX_STEPS} (default {default.steps})",
+        help=f"optimiser steps, 1-{MAX_STEPS} (default {default.steps}; with --scheme "
+        f"{length.steps})",
     )
     parser.add_argument(
         "--seed", type=int, default=default.seed, help=f"torch.manual_seed (default {default.seed})"
@@ -115,7 +144,7 @@ def config_from(args: argparse.Namespace) -> TrainingConfig:
     """
     config = TrainingConfig(
         init=args.init,
-        steps=args.steps,
+        steps=TrainingConfig(init="small").steps if args.steps is None else args.steps,
         seed=args.seed,
         snapshot_every=args.snapshot_every,
         threads=args.threads,
@@ -188,6 +217,10 @@ def train_main(
     args = parser.parse_args(list(argv))
     if args.out.suffix != RUN_SUFFIX:
         parser.error(f"--out must end in {RUN_SUFFIX}, got {str(args.out)!r}")
+    if args.scheme is not None:
+        return _length_main(parser, args)
+    if args.init is None:
+        parser.error("--init is needed (small or default), or --scheme for a length run")
     try:
         config = config_from(args)
     except TrainingConfigError as error:
@@ -206,5 +239,57 @@ def train_main(
         f"wrote {args.out} ({size:,} bytes): {len(run.steps)} positional tables, losses "
         f"{run.val_loss[0]:.3f} -> {run.val_loss[-1]:.3f} (validation)\n"
         f"wall time: {time.monotonic() - started:.1f} s for {config.steps:,} steps\n"
+    )
+    return 0
+
+
+def length_config_from(args: argparse.Namespace) -> LengthConfig:
+    """A length run's settings from parsed options (``ValueError`` if out of range)."""
+    default = LengthConfig(scheme=args.scheme)
+    return LengthConfig(
+        scheme=args.scheme,
+        init=args.init or default.init,
+        text=args.text,
+        steps=default.steps if args.steps is None else args.steps,
+        seed=args.seed,
+        context_length=args.context_length,
+        threads=args.threads,
+    ).check()
+
+
+def length_summary(run: LengthRun) -> str:
+    """The held-out band means at L, 2L and 4L: ``held out: 4.57 (L) 4.76 (2L) 4.96 (4L)``."""
+    parts = []
+    for multiple in MULTIPLES:
+        reading = run.reading("held-out", multiple)
+        said = "IndexError" if reading.error else f"{reading.band_mean:.2f}"
+        parts.append(f"{said} ({'' if multiple == 1 else multiple}L)")
+    return "held-out loss in the last half of each input: " + " ".join(parts)
+
+
+def _length_main(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    try:
+        config = length_config_from(args)
+    except ValueError as error:
+        parser.error(str(error))
+    started = time.monotonic()
+    sys.stderr.write(
+        f"training ({config.scheme} at L = {config.context_length} on {config.text}, "
+        f"{config.steps:,} steps, threads {config.threads}), then reading it at L, 2L and 4L\n"
+    )
+
+    def said(words: str) -> None:
+        sys.stderr.write(f"{words}, {time.monotonic() - started:.0f} s elapsed\n")
+
+    run = train_length(config, progress=progress_bar(sys.stderr, started=started), said=said)
+    try:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        size = save_length_run(run, args.out)
+    except OSError as error:
+        sys.stderr.write(f"{PROG}: error: cannot write {str(args.out)!r}: {error.strerror}\n")
+        return 1
+    sys.stderr.write(
+        f"wrote {args.out} ({size:,} bytes): {length_summary(run)}\n"
+        f"wall time: {time.monotonic() - started:.1f} s\n"
     )
     return 0
