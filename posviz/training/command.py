@@ -63,8 +63,8 @@ def build_train_parser(
     """The options of ``posviz train`` (``parser_class``: the command line's, which prints a
     usage error on one line).
 
-    >>> build_train_parser().parse_args(["--init", "small", "--out", "r.npz"]).steps
-    1500
+    >>> build_train_parser().parse_args(["--scheme", "alibi", "--out", "r.npz"]).scheme
+    'alibi'
     """
     default = TrainingConfig(init="small")
     parser = parser_class(
@@ -73,7 +73,7 @@ def build_train_parser(
         "and keep its positional table every few steps, for posviz's Training view.",
         epilog=f"Write into {cache_runs_dir()} for the app to find the run by its name.",
     )
-    length = LengthConfig(scheme="rope")
+    length = LengthConfig(scheme=SCHEME_NAMES[0])  # the defaults every scheme shares
     parser.add_argument(
         "--init",
         choices=POSITION_INITS,

@@ -212,11 +212,9 @@ def read_model(
     with torch.no_grad():
         for first in range(0, windows, EVAL_BATCH):
             logits = model(inputs[first : first + EVAL_BATCH])  # [b, length, V]
-            loss = torch.nn.functional.cross_entropy(
-                logits.flatten(0, 1),
-                targets[first : first + EVAL_BATCH].flatten(),
-                reduction="none",
-            )
+            log_probs = torch.log_softmax(logits, dim=-1)  # cross_entropy's, per token
+            chosen = targets[first : first + EVAL_BATCH, :, None]  # [b, length, 1]
+            loss = -log_probs.gather(-1, chosen)[..., 0]  # [b, length]
             losses.append(loss.view(-1, length).double())
     per_window = torch.cat(losses)  # [windows, length]
     return per_window.mean(dim=0), per_window[:, length // 2 :].mean(dim=1)
