@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_browser_layout import wait_drawn
 
 from posviz.plots._identity import MARK_COLOURS
@@ -93,9 +94,20 @@ def hover_row(page: Any, row: int, rows: int) -> str:
     drag = page.locator(".js-plotly-plot .xy .nsewdrag").first
     box = drag.bounding_box()
     assert box is not None
-    page.mouse.move(box["x"] + box["width"] * 0.1, box["y"] + box["height"] * (row + 0.5) / rows)
+    x, y = box["x"] + box["width"] * 0.1, box["y"] + box["height"] * (row + 0.5) / rows
     hover = page.locator(".hoverlayer .hovertext", has_text=f"position · token: {row} · ").first
-    hover.wait_for(timeout=WAIT)  # the box of *this* row, not the previous one
+    # The box of *this* row, not the previous one. A redraw (the chart's size report, a rerun
+    # of a loaded server) drops a hover under a still mouse, as it does in a user's browser
+    # until the mouse moves: move it a pixel and back, as a hand does, until the box shows.
+    for attempt in range(WAIT // 2_000):
+        page.mouse.move(x + attempt % 2, y)
+        try:
+            hover.wait_for(timeout=2_000)
+            break
+        except PlaywrightTimeout:
+            continue
+    else:
+        raise AssertionError(f"no hover box for row {row} after {WAIT} ms of moving onto it")
     lines = hover.locator("tspan.line").all_text_contents()
     assert len(lines) == 4, f"the hover box should have 4 lines (no <br> from the text): {lines}"
     return "\n".join(lines)

@@ -127,8 +127,18 @@ def test_the_3d_switch_is_in_the_link_and_its_scene_fills_its_cell(
     page.goto(page.url)
     page.wait_for_selector(plot, timeout=LOAD_TIMEOUT)
     page.wait_for_function(f"(s) => ({COMPONENTS})(s).scenes > 0", arg=plot, timeout=LOAD_TIMEOUT)
+    # The switch says what the link asked for once the page has settled (on a loaded machine
+    # the first run's toggle can be drawn a moment after its chart): waited for, then the
+    # scene is checked again, so a switch that came back off and took the scene fails here.
+    switch = page.get_by_role("switch", name="Components in 3-D")
+    page.wait_for_function(
+        "(s) => document.querySelector(s)?.checked === true",
+        arg='.st-key-training_3d input[role="switch"], .st-key-training_3d input',
+        timeout=LOAD_TIMEOUT,
+    )
     wait_drawn(page, 2, plot)
-    assert page.get_by_role("switch", name="Components in 3-D").is_checked()
+    assert switch.is_checked()
+    assert page.evaluate(f"(s) => ({COMPONENTS})(s).scenes", plot) > 0
     scene = page.evaluate(SCENE, plot)
     assert scene["aspect"] == {"x": 1, "y": 1, "z": 1}, scene
     assert sum(value**2 for value in scene["eye"].values()) ** 0.5 < 3.0, scene  # near
