@@ -3,6 +3,7 @@ file again (issue 26). Run from the repository root::
 
     python benchmarks/training_time.py            # the small-init run, 1,500 steps
     python benchmarks/training_time.py --all      # the three shipped runs
+    python benchmarks/training_time.py --length rope   # a Length view run (3,000 steps)
     python benchmarks/training_time.py --docs     # and write the table into docs/performance.md
 
 Each run is the shipped run's own command (``posviz/training/command.py``'s docstring) in a
@@ -34,6 +35,7 @@ import numpy as np  # noqa: E402
 from benchmarks import report  # noqa: E402
 
 RUNS = ROOT / "posviz" / "data" / "runs"
+LENGTH_RUNS = ROOT / "posviz" / "data" / "length"  # train short, test long (issue 41)
 SHIPPED = {  # name -> the options that made it (posviz/training/command.py)
     "small-init": ["--init", "small", "--steps", "1500", "--seed", "123"],
     "default-init": ["--init", "default", "--steps", "1500", "--seed", "123"],
@@ -58,18 +60,37 @@ def compared(made: Path, shipped: Path) -> str:
     )
 
 
+def compared_length(made: Path, shipped: Path) -> str:
+    """``yes`` if the two length runs are equal byte for byte, else the largest difference of
+    their arrays (the mean loss at every position)."""
+    if filecmp.cmp(made, shipped, shallow=False):
+        return "yes"
+    with np.load(made) as ours, np.load(shipped) as theirs:
+        numeric = [k for k in ours.files if k in theirs.files and ours[k].dtype.kind == "f"]
+        largest = max((np.abs(ours[k] - theirs[k]).max() for k in numeric), default=np.inf)
+    return f"no: largest difference {largest:.1e} (losses)"
+
+
 def train_once(name: str, folder: Path) -> list[str]:
-    """Make run ``name`` with its command into ``folder``; its table row."""
-    out = folder / f"{name}.npz"
-    command = [sys.executable, "-m", "posviz", "train", *SHIPPED[name], "--out", str(out)]
+    """Make run ``name`` (a shipped training run, or ``length:SCHEME``) with its command into
+    ``folder``; its table row."""
+    out = folder / f"{name.replace(':', '-')}.npz"
+    if name.startswith("length:"):
+        scheme = name.removeprefix("length:")
+        options = ["--scheme", scheme]  # its defaults: 3,000 steps, L = 64, Tiny Shakespeare
+        shipped = LENGTH_RUNS / f"{scheme}.npz"
+    else:
+        options = SHIPPED[name]
+        shipped = RUNS / f"{name}.npz"
+    command = [sys.executable, "-m", "posviz", "train", *options, "--out", str(out)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(command, cwd=ROOT, check=True, stderr=subprocess.DEVNULL)
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    shown = "python -m posviz train " + " ".join(SHIPPED[name])
-    same = compared(out, RUNS / f"{name}.npz")
+    shown = "python -m posviz train " + " ".join(options)
+    same = (compared_length if name.startswith("length:") else compared)(out, shipped)
     return [name, f"`{shown}`", f"{wall:.1f} s", f"{cpu:.1f} s", same]
 
 
@@ -77,9 +98,17 @@ def main(argv: list[str] | None = None) -> None:
     """Train, print the table, and with ``--docs`` write it into docs/performance.md."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--all", action="store_true", help="the three shipped runs")
+    parser.add_argument(
+        "--length",
+        action="append",
+        default=[],
+        metavar="SCHEME",
+        help="a Length view run instead (posviz train --scheme SCHEME); repeatable",
+    )
     parser.add_argument("--docs", action="store_true", help="write the table into docs/")
     args = parser.parse_args(argv)
-    names = list(SHIPPED) if args.all else ["small-init"]
+    names = list(SHIPPED) if args.all else [] if args.length else ["small-init"]
+    names += [f"length:{scheme}" for scheme in args.length]
     started = report.start()
     print(f"load average: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as folder:
@@ -88,12 +117,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.docs:
         command = "python benchmarks/training_time.py " + " ".join(argv or sys.argv[1:])
         body = (
-            "Each shipped run made again by its own command, in a fresh process (1,500 steps, "
-            f"one torch thread):\n\n{report.table(HEADER, rows)}"
+            "Each shipped run made again by its own command, in a fresh process (one torch "
+            "thread; 1,500 steps, 3,000 for a Length view run, `--scheme`):\n\n"
+            f"{report.table(HEADER, rows)}"
         )
-        report.write_block(
-            "training_time", body, when=report.stamp(started), command=command.strip()
-        )
+        block = "training_time length" if args.length else "training_time"
+        report.write_block(block, body, when=report.stamp(started), command=command.strip())
 
 
 if __name__ == "__main__":
