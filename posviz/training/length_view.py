@@ -266,7 +266,7 @@ def build_length(
     if not extension.chosen:
         notices.insert(
             0,
-            f"No RoPE scaling is chosen in the sidebar (RoPE's options): the view shows "
+            f"No RoPE scaling is chosen (RoPE's option rope_scaling): the view shows "
             f"{extension.label}, the lesson's.",
         )
     return LengthView(
