@@ -175,7 +175,7 @@ def test_the_tab_buttons_open_one_tab_at_a_time(app_test: AppFactory) -> None:
     buttons = at.button_group(key="view")
     assert buttons.options == [
         "Embeddings", "Similarity", "Geometry", "Distance & length", "Word order",
-        "Attention", "Training", "Show the code", "Download",
+        "Attention", "Training", "Length", "Show the code", "Download",
     ]  # fmt: skip
     assert buttons.value == "Geometry"
     ok(buttons.set_value("Similarity").run())
