@@ -44,6 +44,7 @@ from posviz.plots._layout import (
     Canvas,
     Trace,
     TypeSizes,
+    bar_step,
     panel_title,
     text_width,
     title_height,
@@ -171,6 +172,24 @@ def _note(
         "font": {"size": size, "color": MARK_COLOUR}, "bgcolor": "rgba(255,255,255,0.85)",
         **where,
     }  # fmt: skip
+
+
+def _score_bar(
+    limit: float, top: float, share: float, plot_width: float, sizes: TypeSizes
+) -> dict[str, object]:
+    """A horizontal colour bar ``share`` of the plot wide, its top at paper height ``top``,
+    ticks at a round step whose labels fit beside its title (:func:`bar_step`)."""
+    bar: dict[str, object] = {
+        "orientation": "h", "x": 0.5, "xanchor": "center", "len": share, "lenmode": "fraction",
+        "y": top, "yanchor": "top", "thickness": 14, "tickfont": {"size": sizes.text},
+        "tickangle": 0, "ticklabelposition": "outside right",
+        "title": {"text": "score", "side": "right", "font": {"size": sizes.text}},
+    }  # fmt: skip
+    room = plot_width * share - text_width("score", sizes.text) - 2 * sizes.text
+    step = bar_step(limit, sequential=False, length=room, font_size=sizes.text)
+    if step is not None:
+        bar |= {"tickmode": "linear", "tick0": 0.0, "dtick": step}
+    return bar
 
 
 def _legend_height(names: Sequence[str], sizes: TypeSizes, *, chart: float) -> float:
@@ -341,8 +360,10 @@ def length_chart(
                     if reading.error:
                         if curves.spec.name not in ended:
                             ended.append(curves.spec.name)
+                        room = plot_width * (1 - (L + longest * 0.02) / longest) - 12
+                        words = f"{label} ends at {L}: {reading.error}"
                         annotations.append(_note(
-                            f"{for_plotly(label)} ends at {L}: {for_plotly(reading.error)}",
+                            wrap_title(for_plotly(words), width=room, font_size=sizes.text),
                             L + longest * 0.02, 0.92, (refs[0], f"{refs[1]} domain"), sizes.text,
                             xanchor="left", yanchor="top",
                         ))  # fmt: skip
@@ -435,14 +456,8 @@ def length_chart(
                     layout["coloraxis"] = {
                         "colorscale": COLORSCALE_STEPS, "cmid": 0.0, "cmin": -score_limit,
                         "cmax": score_limit,
-                        "colorbar": {
-                            "orientation": "h", "x": 0.5, "xanchor": "center", "len": 0.6,
-                            "lenmode": "fraction", "y": low - ticks / plot_height,
-                            "yanchor": "top", "thickness": 14, "nticks": 5,
-                            "tickfont": {"size": sizes.text}, "tickangle": 0,
-                            "title": {"text": "score", "side": "right",
-                                      "font": {"size": sizes.text}},
-                        },
+                        "colorbar": _score_bar(score_limit, low - ticks / plot_height,
+                                               0.9 if stacked else 0.6, plot_width, sizes),
                     }  # fmt: skip
     decisions = LengthDecisions(
         stacked=stacked,
