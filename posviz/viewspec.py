@@ -64,15 +64,9 @@ ViewName = Literal[
 ]
 # The views the core draws as a figure (the command line's --view, the notebook's view=).
 FigureName = Literal[
-    "embeddings",
-    "similarity",
-    "geometry",
-    "distance",
-    "word-order",
-    "attention",
-    "training",
+    "embeddings", "similarity", "geometry", "distance", "word-order", "attention", "training",
     "length",
-]
+]  # fmt: skip
 # The views whose numbers the code tab's script reproduces (posviz.codegen's ``view=``).
 CodeName = Literal["embeddings", "geometry", "distance", "attention"]
 ComponentView = Literal["2d", "3d"]

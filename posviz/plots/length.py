@@ -44,15 +44,19 @@ from posviz.plots._layout import (
     Canvas,
     Trace,
     TypeSizes,
+    banded_layout,
     bar_step,
+    legend_height,
     panel_title,
     text_width,
     title_height,
     trace,
     type_sizes,
     wrap_title,
+    xy_axes,
 )
 from posviz.plots._notes import panel_note
+from posviz.scores import AttentionView
 from posviz.token_text import for_plotly
 from posviz.training.length_view import LengthView
 
@@ -103,28 +107,6 @@ def _loss_range(view: LengthView) -> tuple[float, float]:
         return (0.0, 10.0)
     joined = np.concatenate(values)
     return (float(np.floor(joined.min() * 10) / 10 - 0.1), float(np.ceil(joined.max() * 10) / 10))
-
-
-def _axes(
-    number: int,
-    x: tuple[float, float],
-    y: tuple[float, float],
-    titles: tuple[str, str],
-    sizes: TypeSizes,
-) -> tuple[dict[str, dict[str, object]], tuple[str, str]]:
-    suffix = "" if number == 1 else str(number)
-    names, refs = (f"xaxis{suffix}", f"yaxis{suffix}"), (f"x{suffix}", f"y{suffix}")
-
-    def axis(domain: tuple[float, float], anchor: str, title: str) -> dict[str, object]:
-        return {
-            "domain": list(domain), "anchor": anchor,
-            "title": {"text": title, "standoff": 4, "font": {"size": sizes.text}},
-            "tickfont": {"size": sizes.tick}, "automargin": False, "zeroline": False,
-            "linecolor": "#444444", "gridcolor": "#e5e5e5",
-        }  # fmt: skip
-
-    layout = {names[0]: axis(x, refs[1], titles[0]), names[1]: axis(y, refs[0], titles[1])}
-    return layout, refs
 
 
 def smoothed(values: np.ndarray) -> np.ndarray:
@@ -192,18 +174,192 @@ def _score_bar(
     return bar
 
 
-def _legend_height(names: Sequence[str], sizes: TypeSizes, *, chart: float) -> float:
-    rows, used = 1, 0.0
-    for name in names:
-        width = text_width(name, sizes.text) + 40 + sizes.text
-        if used and used + width > chart:
-            rows, used = rows + 1, 0.0
-        used += width
-    return rows * sizes.text * 1.5 + 10
-
-
 def _scheme_name(label: str) -> str:
     return label.split(" (")[0]
+
+
+@dataclass
+class _Panel:
+    """Where one panel is drawn: its axes' names and references, its paper domains, and the
+    figure's lists it adds to."""
+
+    number: int  # its axes' number: xaxis{number}, 1 for the first ("xaxis")
+    x: tuple[float, float]
+    y: tuple[float, float]
+    traces: list[Trace]
+    annotations: list[dict[str, object]]
+    shapes: list[dict[str, object]]
+
+    @property
+    def names(self) -> tuple[str, str]:
+        suffix = "" if self.number == 1 else str(self.number)
+        return f"xaxis{suffix}", f"yaxis{suffix}"
+
+    @property
+    def refs(self) -> tuple[str, str]:
+        suffix = "" if self.number == 1 else str(self.number)
+        return f"x{suffix}", f"y{suffix}"
+
+    @property
+    def domain(self) -> tuple[str, str]:
+        """References to the x axis and to the y axis's domain (0 bottom, 1 top)."""
+        return self.refs[0], f"{self.refs[1]} domain"
+
+
+@dataclass(frozen=True)
+class _Room:
+    """What every panel reads: the type sizes, the plot's width, the chart's widths."""
+
+    sizes: TypeSizes
+    plot_width: float
+    stacked: bool
+
+
+def _loss_panel(
+    view: LengthView, length: int, panel: _Panel, room: _Room, *, seen: set[str]
+) -> tuple[dict[str, dict[str, object]], list[str]]:
+    """One input length's loss by position: a line per scheme (RoPE with the extension
+    dashed), the trained length marked, a table that ends annotated with torch's words. Its
+    axes and the schemes that ended."""
+    sizes, L, longest, ext = room.sizes, view.context_length, view.longest, view.extension
+    axes = xy_axes(panel.x, panel.y, panel.names, ("position", "loss"), sizes)
+    axes[panel.names[0]]["range"] = [-1, longest]
+    axes[panel.names[1]]["range"] = list(_loss_range(view))
+    ended: list[str] = []
+    for curves in view.curves:
+        reading = next(r for r in curves.readings if r.length == length)
+        label = _scheme_name(curves.spec.label)
+        if reading.error:
+            ended.append(curves.spec.name)
+            width = room.plot_width * (1 - (L + longest * 0.02) / longest) - 12
+            words = wrap_title(
+                for_plotly(f"{label} ends at {L}: {reading.error}"),
+                width=width,
+                font_size=sizes.text,
+            )
+            panel.annotations.append(
+                _note(words, L + longest * 0.02, 0.92, panel.domain, sizes.text,
+                      xanchor="left", yanchor="top")
+            )  # fmt: skip
+            continue
+        lines = [(reading, label, "solid")]
+        if curves.spec.rotation is not None and ext.in_runs:
+            extended = next(r for r in ext.readings if r.length == length)
+            lines.append((extended, f"RoPE + {ext.label}", "dash"))
+        for shown, name, dash in lines:
+            values = shown.position_loss.numpy()
+            colour = curves.spec.colour
+            panel.traces.append(
+                _line(values, name, panel.refs, colour, dash=dash, legend=name not in seen)
+            )
+            seen.add(name)
+    panel.shapes.append(_vertical(L - 0.5, panel.refs))
+    panel.annotations.append(
+        _note(f"L\u00a0=\u00a0{L}", L + longest * 0.01, 0.04, panel.domain, sizes.text,
+              xanchor="left", yanchor="bottom")
+    )  # fmt: skip
+    return axes, ended
+
+
+def _wavelength_panel(view: LengthView, panel: _Panel, room: _Room) -> dict[str, dict[str, object]]:
+    """Each pair's wavelength before the extension and after it, by what it did to the pair,
+    on a log axis with L₀ and 4L marked."""
+    sizes, L, longest = room.sizes, view.context_length, view.longest
+    titles = ("frequency pair j", "wavelength (positions)")
+    axes = xy_axes(panel.x, panel.y, panel.names, titles, sizes)
+    axes[panel.names[1]] |= {"type": "log", "dtick": 1}
+    facts = view.frequencies
+    panel.traces.append(trace(
+        "scatter", x=np.array([p.pair for p in facts.pairs]),
+        y=np.array(facts.wavelengths(after=False), dtype=np.float64), xaxis=panel.refs[0],
+        yaxis=panel.refs[1], mode="lines+markers", name="before", legendgroup="before",
+        line={"color": BEFORE_COLOUR, "width": 1.5}, marker={"size": 7},
+        hovertemplate="pair %{x}<br>wavelength %{y:,.1f}<extra>before</extra>",
+    ))  # fmt: skip
+    for treatment, colour in TREATMENT_COLOURS.items():
+        pairs = [p for p in facts.pairs if p.treatment == treatment]
+        panel.traces.append(trace(
+            "scatter", x=np.array([p.pair for p in pairs]),
+            y=np.array([p.wavelength_after for p in pairs]), xaxis=panel.refs[0],
+            yaxis=panel.refs[1], mode="markers", name=treatment, legendgroup=treatment,
+            marker={"color": colour, "size": 10},
+            customdata=np.array([p.divisor for p in pairs]),
+            hovertemplate=f"pair %{{x}}<br>wavelength %{{y:,.1f}}<br>{treatment}: "
+            "÷ %{customdata:.3g}<extra></extra>",
+        ))  # fmt: skip
+    for mark, words in ((L, f"L₀\u00a0=\u00a0{L}"), (longest, f"4L\u00a0=\u00a0{longest}")):
+        panel.shapes.append(_horizontal(mark, panel.refs))
+        panel.annotations.append(
+            _note(words, 0.0, math.log10(mark), (f"{panel.refs[0]} domain", panel.refs[1]),
+                  sizes.text, xanchor="left", yanchor="bottom")
+        )  # fmt: skip
+    return axes
+
+
+def _score_panel(
+    attention: AttentionView, name: str, panel: _Panel, room: _Room
+) -> dict[str, dict[str, object]]:
+    """One head's scores of the sentence past L (masked cells empty), on the figure's one
+    colour axis."""
+    axes = xy_axes(panel.x, panel.y, panel.names, ("key", "query"), room.sizes, reversed_y=True)
+    start = attention.shown.start
+    labels = [f"{start + i}" for i in range(attention.shown.size)]
+    texts = [for_plotly(t) for t in attention.token_texts]
+    panel.traces.append(trace(
+        "heatmap", z=attention.shown.scores.numpy().astype(np.float32), x=labels, y=labels,
+        xaxis=panel.refs[0], yaxis=panel.refs[1], coloraxis="coloraxis",
+        customdata=np.array([[text] * len(texts) for text in texts]), name=name,
+        hovertemplate="query %{y} (%{customdata})<br>key %{x}<br>score %{z:.3f}"
+        "<extra></extra>",
+    ))  # fmt: skip
+    return axes
+
+
+def _bands(view: LengthView, chosen: Sequence[str], room: _Room, *, lecture: bool) -> list[_Band]:
+    """The rows of panels, top to bottom, with their titles, notes and heights."""
+    sizes, L, ext = room.sizes, view.context_length, view.extension
+    scale = 1.25 if lecture else 1.0
+    ticks = sizes.tick * 1.4 + sizes.text * 1.6 + 14
+    bar = 14 + sizes.text * 1.5 + 14
+    bands: list[_Band] = []
+    if "loss" in chosen:
+        note = f"trained on L\u00a0=\u00a0{L}; each point the mean of {SMOOTH} positions"
+        bands += [
+            _Band((f"loss-{length}",), (f"held-out loss by position, input of {length} tokens",),
+                  (note,), LOSS_HEIGHT * scale, ticks)
+            for length in view.lengths
+        ]  # fmt: skip
+    if "wavelengths" in chosen:
+        pairs = f"head dimension {view.head_dim}: {view.head_dim // 2} pairs, fastest first"
+        title = f"RoPE's wavelengths 2π/θⱼ before and with {ext.label}"
+        bands.append(_Band(("wavelengths",), (title,), (pairs,), WAVE_HEIGHT * scale, ticks))
+    if "scores" in chosen:
+        plain = view.attention_plain
+        where = f"positions {plain.shown.start}–{plain.shift_test.last_position}"
+        titles = (f"RoPE as trained, {where}", f"with {ext.label}, {where}")
+        notes = (f"head {plain.head} of {plain.heads}", "the same head")
+        names = ("scores-plain", "scores-extended")
+        if room.stacked:
+            height = max(SCORE_HEIGHT * scale, min(room.plot_width, 520.0))
+            bands += [
+                _Band(names[i : i + 1], titles[i : i + 1], notes[i : i + 1], height,
+                      ticks + (bar if i else 0))
+                for i in range(2)
+            ]  # fmt: skip
+        else:
+            bands.append(_Band(names, titles, notes, SCORE_HEIGHT * scale, ticks + bar))
+    return bands
+
+
+def _legend_names(view: LengthView, chosen: Sequence[str]) -> list[str]:
+    names = []
+    if "loss" in chosen:
+        names += [_scheme_name(c.spec.label) for c in view.curves]
+        if view.extension.in_runs and any(c.spec.rotation for c in view.curves):
+            names.append(f"RoPE + {view.extension.label}")
+    if "wavelengths" in chosen:
+        names += ["before", *TREATMENT_COLOURS]
+    return names
 
 
 def length_chart(
@@ -228,245 +384,83 @@ def length_chart(
     sizes = type_sizes(lecture=lecture, canvas=canvas)
     chart = float(canvas.width or NARROWEST_CHART)
     stacked = canvas.width is not None and canvas.width < STACK_BELOW * canvas.type_scale
-    if canvas.width is None:
-        chart = float(NARROWEST_CHART)
     left = sizes.tick * 2.4 + sizes.text * 1.6 + 12
     plot_width = max(chart - left - MARGIN_RIGHT, 100.0)
     gap = left / plot_width
-    half = plot_width if stacked else plot_width * (1 - gap) / 2
-    scale = 1.25 if lecture else 1.0
-    L, longest = view.context_length, view.longest
-    ticks = sizes.tick * 1.4 + sizes.text * 1.6 + 14
-    bar = 14 + sizes.text * 1.5 + 14
-    ext = view.extension
-
-    bands: list[_Band] = []
-    if "loss" in chosen:
-        for length in view.lengths:
-            bands.append(
-                _Band(
-                    (f"loss-{length}",),
-                    (f"held-out loss by position, input of {length} tokens",),
-                    (f"trained on L\u00a0=\u00a0{L}; each point the mean of {SMOOTH} positions",),
-                    LOSS_HEIGHT * scale,
-                    ticks,
-                )
-            )
-    if "wavelengths" in chosen:
-        bands.append(
-            _Band(
-                ("wavelengths",),
-                (f"RoPE's wavelengths 2π/θⱼ before and with {ext.label}",),
-                (f"head dimension {view.head_dim}: {view.head_dim // 2} pairs, fastest first",),
-                WAVE_HEIGHT * scale,
-                ticks,
-            )
-        )
-    if "scores" in chosen:
-        plain = view.attention_plain
-        where = f"positions {plain.shown.start}–{plain.shift_test.last_position}"
-        titles = (f"RoPE as trained, {where}", f"with {ext.label}, {where}")
-        notes = (f"head {plain.head} of {plain.heads}", "the same head")
-        height = max(SCORE_HEIGHT * scale, min(half, 520.0)) if stacked else SCORE_HEIGHT * scale
-        rows = [
-            (("scores-plain",), titles[:1], notes[:1]),
-            (("scores-extended",), titles[1:], notes[1:]),
-        ]
-        if stacked:
-            bands += [_Band(*row, height, ticks + (bar if i else 0)) for i, row in enumerate(rows)]
-        else:
-            bands.append(
-                _Band(("scores-plain", "scores-extended"), titles, notes, height, ticks + bar)
-            )
-
-    column = {1: plot_width, 2: half}
+    room = _Room(sizes, plot_width, stacked)
+    bands = _bands(view, chosen, room, lecture=lecture)
+    column = {1: plot_width, 2: plot_width if stacked else plot_width * (1 - gap) / 2}
     wrapped = [
         [
             (
-                wrap_title(for_plotly(t), width=column[len(b.names)], font_size=sizes.title),
+                wrap_title(for_plotly(title), width=column[len(b.names)], font_size=sizes.title),
                 panel_note(
-                    for_plotly(nt),
+                    for_plotly(note),
                     width=column[len(b.names)],
                     font_size=sizes.text,
                     lecture=lecture,
                 ),
             )
-            for t, nt in zip(b.titles, b.notes, strict=True)
+            for title, note in zip(b.titles, b.notes, strict=True)
         ]
         for b in bands
     ]
-    title_px = [max(title_height(t, nt, sizes) for t, nt in w) for w in wrapped]
-    legend_names = [_scheme_name(c.spec.label) for c in view.curves]
-    if ext.in_runs and view.rope is not None:
-        legend_names.append(f"RoPE + {ext.label}")
-    if "wavelengths" in chosen:
-        legend_names += ["before", "kept", "blended", "divided"]
-    legend = (
-        _legend_height(legend_names, sizes, chart=chart)
-        if "loss" in chosen or "wavelengths" in chosen
-        else 0.0
-    )
+    title_px = [max(title_height(t, n, sizes) for t, n in w) for w in wrapped]
+    legend = legend_height(_legend_names(view, chosen), sizes, chart=chart)
     top_margin = title_px[0] + (TOOLBAR_ROOM if stacked else 0)
-    plot_height = (
-        sum(t + b.plot + b.below for t, b in zip(title_px, bands, strict=True)) - title_px[0]
-    )
-    layout: dict[str, object] = {
-        "font": {"size": sizes.text},
-        "hoverlabel": {"font": {"size": sizes.text}},
-        "hovermode": "closest",
-        "plot_bgcolor": "#ffffff",
-        "showlegend": legend > 0,
-        "legend": {"orientation": "h", "x": 0.0, "y": 0.0, "xanchor": "left",
-                   "yanchor": "bottom", "yref": "container", "font": {"size": sizes.text},
-                   "tracegroupgap": 0},
-        "annotations": [],
-        "shapes": [],
-        "margin": {"t": round(top_margin), "b": round(legend + 6), "l": round(left),
-                   "r": MARGIN_RIGHT},
-        "height": round(top_margin + plot_height + legend + 6),
-    }  # fmt: skip
+    plot_height = sum(t + b.plot + b.below for t, b in zip(title_px, bands, strict=True))
+    plot_height -= title_px[0]
+    layout = banded_layout(
+        sizes, top=top_margin, plot_height=plot_height, legend=legend, left=left,
+        right=MARGIN_RIGHT,
+    )  # fmt: skip
     annotations: list[dict[str, object]] = layout["annotations"]  # type: ignore[assignment]
     shapes: list[dict[str, object]] = layout["shapes"]  # type: ignore[assignment]
-    spans = {1: [(0.0, 1.0)], 2: [(0.0, (1 - gap) / 2), ((1 + gap) / 2, 1.0)]}
     traces: list[Trace] = []
-    loss_range = _loss_range(view)
-    legend_seen: set[str] = set()
+    spans = {1: [(0.0, 1.0)], 2: [(0.0, (1 - gap) / 2), ((1 + gap) / 2, 1.0)]}
+    scored = (view.attention_plain, view.attention_extended)
+    score_limit = max(float(np.nanmax(np.abs(a.shown.scores.numpy()))) for a in scored)
+    seen: set[str] = set()
     ended: list[str] = []
-    number = 0
-    top = -title_px[0]
-    score_limit = max(
-        float(np.nanmax(np.abs(a.shown.scores.numpy())))
-        for a in (view.attention_plain, view.attention_extended)
-    )
+    number, top = 0, -title_px[0]
     for band, title, pairs in zip(bands, title_px, wrapped, strict=True):
         top += title
         high, low = 1 - top / plot_height, 1 - (top + band.plot) / plot_height
         top += band.plot + band.below
-        y = (max(low, 0.0), min(high, 1.0))
         for name, x, (heading, note) in zip(band.names, spans[len(band.names)], pairs, strict=True):
             annotations.append(
                 panel_title(heading, note=note, x=sum(x) / 2, y=high, font_size=sizes.title)
             )
             number += 1
+            panel = _Panel(number, x, (max(low, 0.0), min(high, 1.0)), traces, annotations, shapes)
             if name.startswith("loss-"):
-                length = int(name.removeprefix("loss-"))
-                axes, refs = _axes(number, x, y, ("position", "loss"), sizes)
-                axes[f"xaxis{'' if number == 1 else number}"]["range"] = [-1, longest]
-                axes[f"yaxis{'' if number == 1 else number}"]["range"] = list(loss_range)
-                layout |= axes
-                for curves in view.curves:
-                    reading = next(r for r in curves.readings if r.length == length)
-                    label = _scheme_name(curves.spec.label)
-                    if reading.error:
-                        if curves.spec.name not in ended:
-                            ended.append(curves.spec.name)
-                        room = plot_width * (1 - (L + longest * 0.02) / longest) - 12
-                        words = f"{label} ends at {L}: {reading.error}"
-                        annotations.append(_note(
-                            wrap_title(for_plotly(words), width=room, font_size=sizes.text),
-                            L + longest * 0.02, 0.92, (refs[0], f"{refs[1]} domain"), sizes.text,
-                            xanchor="left", yanchor="top",
-                        ))  # fmt: skip
-                        continue
-                    traces.append(
-                        _line(
-                            reading.position_loss.numpy(),
-                            label,
-                            refs,
-                            curves.spec.colour,
-                            dash="solid",
-                            legend=label not in legend_seen,
-                        )
-                    )
-                    legend_seen.add(label)
-                    if curves.spec.rotation is not None and ext.in_runs:
-                        extended = next(r for r in ext.readings if r.length == length)
-                        name_ext = f"RoPE + {ext.label}"
-                        traces.append(
-                            _line(
-                                extended.position_loss.numpy(),
-                                name_ext,
-                                refs,
-                                curves.spec.colour,
-                                dash="dash",
-                                legend=name_ext not in legend_seen,
-                            )
-                        )
-                        legend_seen.add(name_ext)
-                shapes.append(_vertical(L - 0.5, refs))
-                annotations.append(_note(
-                    f"L\u00a0=\u00a0{L}", L + longest * 0.01, 0.04, (refs[0], f"{refs[1]} domain"),
-                    sizes.text, xanchor="left", yanchor="bottom",
-                ))  # fmt: skip
+                axes, gone = _loss_panel(
+                    view, int(name.removeprefix("loss-")), panel, room, seen=seen
+                )
+                ended += [scheme for scheme in gone if scheme not in ended]
             elif name == "wavelengths":
-                axes, refs = _axes(
-                    number, x, y, ("frequency pair j", "wavelength (positions)"), sizes
-                )
-                axes[f"yaxis{'' if number == 1 else number}"] |= {"type": "log", "dtick": 1}
-                layout |= axes
-                facts = view.frequencies
-                pairs_j = np.array([p.pair for p in facts.pairs])
-                before = np.array(facts.wavelengths(after=False), dtype=np.float64)
-                traces.append(trace(
-                    "scatter", x=pairs_j, y=before, xaxis=refs[0], yaxis=refs[1],
-                    mode="lines+markers", name="before", legendgroup="before",
-                    line={"color": BEFORE_COLOUR, "width": 1.5}, marker={"size": 7},
-                    hovertemplate="pair %{x}<br>wavelength %{y:,.1f}<extra>before</extra>",
-                ))  # fmt: skip
-                for treatment, colour in TREATMENT_COLOURS.items():
-                    chosen_pairs = [p for p in facts.pairs if p.treatment == treatment]
-                    traces.append(trace(
-                        "scatter", x=np.array([p.pair for p in chosen_pairs]),
-                        y=np.array([p.wavelength_after for p in chosen_pairs]),
-                        xaxis=refs[0], yaxis=refs[1], mode="markers", name=treatment,
-                        legendgroup=treatment, marker={"color": colour, "size": 10},
-                        customdata=np.array([p.divisor for p in chosen_pairs]),
-                        hovertemplate=f"pair %{{x}}<br>wavelength %{{y:,.1f}}<br>{treatment}: "
-                        "÷ %{customdata:.3g}<extra></extra>",
-                    ))  # fmt: skip
-                for mark, words in (
-                    (L, f"L₀\u00a0=\u00a0{L}"),
-                    (longest, f"4L\u00a0=\u00a0{longest}"),
-                ):
-                    shapes.append(_horizontal(mark, refs))
-                    annotations.append(_note(
-                        words, 0.0, math.log10(mark), (f"{refs[0]} domain", refs[1]), sizes.text,
-                        xanchor="left", yanchor="bottom",
-                    ))  # fmt: skip
+                axes = _wavelength_panel(view, panel, room)
             else:
-                attention = (
-                    view.attention_plain if name == "scores-plain" else view.attention_extended
-                )
-                axes, refs = _axes(number, x, y, ("key", "query"), sizes)
-                axes[f"yaxis{'' if number == 1 else number}"]["autorange"] = "reversed"
-                layout |= axes
-                start = attention.shown.start
-                labels = [f"{start + i}" for i in range(attention.shown.size)]
-                texts = [for_plotly(t) for t in attention.token_texts]
-                traces.append(trace(
-                    "heatmap", z=attention.shown.scores.numpy().astype(np.float32),
-                    x=labels, y=labels, xaxis=refs[0], yaxis=refs[1], coloraxis="coloraxis",
-                    customdata=np.array([[texts[i]] * len(texts) for i in range(len(texts))]),
-                    name=name, hovertemplate="query %{y} (%{customdata})<br>key %{x}"
-                    "<br>score %{z:.3f}<extra></extra>",
-                ))  # fmt: skip
-                if (
-                    name == "scores-extended"
-                ):  # one colour scale, its bar under the last score panel
-                    layout["coloraxis"] = {
-                        "colorscale": COLORSCALE_STEPS, "cmid": 0.0, "cmin": -score_limit,
-                        "cmax": score_limit,
-                        "colorbar": _score_bar(score_limit, low - ticks / plot_height,
-                                               0.9 if stacked else 0.6, plot_width, sizes),
-                    }  # fmt: skip
+                axes = _score_panel(scored[name == "scores-extended"], name, panel, room)
+            layout |= axes
+        if band.names[-1] == "scores-extended":  # one colour scale, its bar under the last
+            ticks = band.below - (14 + sizes.text * 1.5 + 14)
+            share = 0.9 if stacked else 0.6
+            bar_top = low - ticks / plot_height
+            layout["coloraxis"] = {
+                "colorscale": COLORSCALE_STEPS, "cmid": 0.0, "cmin": -score_limit,
+                "cmax": score_limit,
+                "colorbar": _score_bar(score_limit, bar_top, share, plot_width, sizes),
+            }  # fmt: skip
     decisions = LengthDecisions(
         stacked=stacked,
-        panels=tuple(p for p in PANELS if p in chosen),
+        panels=chosen,
         schemes=tuple(c.spec.name for c in view.curves),
         ended=tuple(ended),
-        extension=ext.in_runs and view.rope is not None and "loss" in chosen,
-        loss_range=loss_range,
-    )
+        extension=view.extension.in_runs and "loss" in chosen
+        and any(c.spec.rotation for c in view.curves),
+        loss_range=_loss_range(view),
+    )  # fmt: skip
     return Drawn(FigureSpec(traces, layout), decisions)
 
 
