@@ -73,3 +73,18 @@ def test_a_chosen_extension_is_drawn(app_test: AppFactory) -> None:
     kernel = np.ones(SMOOTH) / SMOOTH
     want = np.convolve(position_loss("rope", 128, "ntk-2"), kernel, mode="valid")
     np.testing.assert_allclose(drawn[name][1], want, rtol=1e-6)
+
+
+def test_the_lecture_slides_ask_then_answer(app_test: AppFactory) -> None:
+    at = ok(app_test({"lecture": "1", "step": "23"}))
+    text = "\n".join(str(m.value) for m in at.markdown)
+    assert "**Your guess?** A model trained on 64 tokens reads 256." in text
+    drawn = lines(sent_figures(at)["length"])
+    assert all(len(values) == 1 for values in drawn.values())  # the input of 64 alone
+    at = ok(app_test({"lecture": "1", "step": "24"}))
+    text = "\n".join(str(m.value) for m in at.markdown)
+    assert f"ALiBi keeps it ({band('alibi', 256):.2f} at positions 128–255" in text, text
+    at = ok(app_test({"lecture": "1", "step": "26"}))
+    text = "\n".join(str(m.value) for m in at.markdown)
+    assert f"down from {band('rope', 256):.2f} to {band('rope', 256, 'yarn-4'):.2f}" in text
+    assert set(lines(sent_figures(at)["length"])) == {"RoPE", "RoPE + YaRN (s\u00a0=\u00a04)"}

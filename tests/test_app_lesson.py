@@ -307,6 +307,10 @@ LECTURE = [
     ("20. Watch a positional table learn", "training", None, None, "answer"),
     ("21. Which table moves?", ("training_small", "training_default"), None, None, "question"),
     ("22. Which table moves?", ("training_small", "training_default"), None, None, "answer"),
+    ("23. Train short, test long", "length", None, None, "question"),  # issue 41
+    ("24. Train short, test long", "length", None, None, "answer"),
+    ("25. Stretch RoPE", "length", None, None, "question"),
+    ("26. Stretch RoPE", "length", None, None, "answer"),
 ]
 
 

@@ -217,3 +217,41 @@ def test_an_attention_settings_text_is_the_users() -> None:
     shown = build_length(settings)
     assert shown.attention_plain.token_texts[0] == "Every"
     assert shown.attention_plain.shown.start >= L
+
+
+def test_the_first_slides_answer_quotes_the_runs(view) -> None:  # type: ignore[no-untyped-def]
+    said = lesson.keeps_answer(view)
+    assert f"ALiBi keeps it ({band('alibi', 4 * L):.2f} at positions 128–255, " in said, said
+    assert f"{band('alibi', L):.2f} within 64)" in said
+    assert f"sinusoidal rises to {band('sinusoidal', 4 * L):.2f}" in said, "the largest rise"
+    assert reference.embedding_error_past_the_end(L, 128) in said
+
+
+def test_the_second_slides_answer_quotes_the_runs(view) -> None:  # type: ignore[no-untyped-def]
+    said = lesson.stretch_answer(view)
+    assert said.startswith(
+        f"Yes: YaRN (s\u00a0=\u00a04) brings RoPE's loss at positions 128–255 down from "
+        f"{band('rope', 4 * L):.2f} to {band('rope', 4 * L, 'yarn-4'):.2f} without retraining"
+    ), said
+    after = reference.hf_wavelengths(
+        "yarn", head_dim=HEAD_DIM, base=10_000.0, factor=4.0, original_length=L, length_read=4 * L
+    )
+    before = reference.hf_wavelengths(
+        "default",
+        head_dim=HEAD_DIM,
+        base=10_000.0,
+        factor=4.0,
+        original_length=L,
+        length_read=4 * L,
+    )
+    divided = int(np.sum(np.isclose(after / before, 4.0, rtol=1e-5)))
+    kept = int(np.sum(np.isclose(after / before, 1.0, rtol=1e-6)))
+    assert f"It keeps {kept} of {HEAD_DIM // 2} pairs" in said and f"divides {divided} by 4" in said
+
+
+def test_a_slide_panel_draws_one_input_length(view) -> None:  # type: ignore[no-untyped-def]
+    drawn = length_chart(view, lecture=True, panels=["loss"], lengths=[L])
+    assert drawn.decisions.lengths == (L,) and drawn.decisions.ended == ()
+    assert all(len(t["x"]) == L - SMOOTH + 1 for t in drawn.spec.data)
+    with pytest.raises(ValueError, match="lengths must be among 64, 128, 256"):
+        length_chart(view, lengths=[100])

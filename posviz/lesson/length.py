@@ -54,13 +54,29 @@ def short_name(spec: SchemeSpec) -> str:
     return label if any(c.isupper() for c in label[1:]) or label[:2].isupper() else label.lower()
 
 
+def same(later: Reading, first: Reading) -> bool:
+    """Whether two bands differ by no more than :data:`SPREAD` standard errors of their
+    difference."""
+    error = math.hypot(later.band_error, first.band_error)
+    return abs(later.band_mean - first.band_mean) <= SPREAD * error
+
+
+def subject(spec: SchemeSpec) -> str:
+    """A scheme's name as a sentence's subject: ``ALiBi``, ``the model without positions``.
+
+    >>> from posviz.schemes import scheme
+    >>> subject(scheme("none")), subject(scheme("rope"))
+    ('the model without positions', 'RoPE')
+    """
+    return "the model without positions" if spec.positionless else short_name(spec)
+
+
 def compared(later: Reading, first: Reading) -> str:
     """``rises to 5.39 (4.66 within 64)``, ``falls to …``, or ``4.55, as within 64 (4.63)``:
     the verb read from the difference against :data:`SPREAD` standard errors."""
     difference = later.band_mean - first.band_mean
-    error = math.hypot(later.band_error, first.band_error)
     within = f"within {first.length}"
-    if abs(difference) <= SPREAD * error:
+    if same(later, first):
         return f"{two(later.band_mean)}, as {within} ({two(first.band_mean)})"
     verb = "rises" if difference > 0 else "falls"
     return f"{verb} to {two(later.band_mean)} ({two(first.band_mean)} {within})"
@@ -134,6 +150,85 @@ def attention_sentence(view: LengthView) -> str:
         f"0–{last - first} (they differ by at most {same}: RoPE depends on distance only); "
         f"with {view.extension.label} they change by up to {view.scores_change:.2f}."
     )
+
+
+def _rise(curves: SchemeCurves) -> float:
+    return curves.readings[-1].band_mean - curves.readings[0].band_mean
+
+
+def keeps_answer(view: LengthView) -> str:
+    """The first slide's answer: which schemes keep their loss at 4L (within
+    :data:`SPREAD` standard errors of their loss within L), which rises most, and the table
+    that cannot read past L."""
+    readable = [c for c in view.curves if not c.error]
+    if not readable:
+        return headline(view)
+    last = readable[0].readings[-1]
+    low, high = band(last)
+    keep = [c for c in readable if same(c.readings[-1], c.readings[0])]
+    worst = max(readable, key=_rise)
+    parts = []
+    if keep:
+        parts.append(
+            " and ".join(
+                f"{subject(c.spec)} keeps it ({two(c.readings[-1].band_mean)} at positions "
+                f"{low}–{high}, {two(c.readings[0].band_mean)} within {view.context_length})"
+                for c in keep
+            )
+        )
+    else:
+        parts.append("No scheme keeps it")
+    parts.append(f"{subject(worst.spec)} {compared(worst.readings[-1], worst.readings[0])}")
+    said = "; ".join(parts) + "."
+    said = said[0].upper() + said[1:]
+    for curves in view.curves:
+        if curves.error:
+            said += (
+                f" The {short_name(curves.spec)} table cannot read position "
+                f"{view.context_length} at all: {curves.error}."
+            )
+    return said
+
+
+def stretch_answer(view: LengthView) -> str:
+    """The second slide's answer: RoPE's loss at 4L as trained and with the extension, and
+    what the extension did to its pairs."""
+    rope, ext = view.rope, view.extension
+    if rope is None or not ext.in_runs:
+        return extension_sentence(view)
+    plain, stretched, first = rope.readings[-1], ext.readings[-1], rope.readings[0]
+    low, high = band(plain)
+    where, before, after = f"positions {low}–{high}", two(plain.band_mean), two(stretched.band_mean)
+    difference = stretched.band_mean - plain.band_mean
+    if same(stretched, plain):
+        verdict = (
+            f"Not much: with {ext.label} RoPE's loss at {where} is {after}, against {before} as "
+            "trained"
+        )
+    elif difference < 0:
+        answer = "Yes" if same(stretched, first) else "Partly"
+        verdict = (
+            f"{answer}: {ext.label} brings RoPE's loss at {where} down from {before} to "
+            f"{after} without retraining"
+        )
+    else:
+        verdict = (
+            f"Not this way: {ext.label} raises RoPE's loss at {where} from {before} to {after}"
+        )
+    facts = view.frequencies
+    kept, blended = facts.count("kept"), facts.count("blended")
+    divisors = facts.divisors("divided")
+    said = f"{verdict} ({two(first.band_mean)} within {view.context_length}). It keeps {kept} "
+    said += f"of {len(facts.pairs)} pairs as trained"
+    if blended:
+        said += f", blends {blended}"
+    if divisors:
+        divisor = max(divisors)
+        said += (
+            f" and divides {len(divisors)} by {divisor:.3g}: in {view.longest} positions those "
+            f"turn as far as in {view.longest / divisor:.3g} before"
+        )
+    return said + "."
 
 
 def limits_note(view: LengthView) -> str:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import numpy as np
@@ -46,6 +46,7 @@ from posviz.plots._layout import (
     TypeSizes,
     banded_layout,
     bar_step,
+    fill_height,
     legend_height,
     panel_title,
     text_width,
@@ -78,10 +79,12 @@ class LengthDecisions:
 
     stacked: bool  # the score panels one under the other (a phone)
     panels: tuple[str, ...]  # in reading order
+    lengths: tuple[int, ...]  # the input lengths whose loss panels are drawn
     schemes: tuple[str, ...]  # the schemes drawn, in order
     ended: tuple[str, ...]  # the schemes whose table ended at L (annotated past it)
     extension: bool  # RoPE with the extension drawn (the run read it)
     loss_range: tuple[float, float]  # the loss axes' range
+    fills: bool  # a slide on a measured canvas: the figure is as tall as the window leaves
 
 
 @dataclass(frozen=True)
@@ -315,7 +318,14 @@ def _score_panel(
     return axes
 
 
-def _bands(view: LengthView, chosen: Sequence[str], room: _Room, *, lecture: bool) -> list[_Band]:
+def _bands(
+    view: LengthView,
+    chosen: Sequence[str],
+    room: _Room,
+    *,
+    lecture: bool,
+    lengths: Sequence[int],
+) -> list[_Band]:
     """The rows of panels, top to bottom, with their titles, notes and heights."""
     sizes, L, ext = room.sizes, view.context_length, view.extension
     scale = 1.25 if lecture else 1.0
@@ -327,7 +337,7 @@ def _bands(view: LengthView, chosen: Sequence[str], room: _Room, *, lecture: boo
         bands += [
             _Band((f"loss-{length}",), (f"held-out loss by position, input of {length} tokens",),
                   (note,), LOSS_HEIGHT * scale, ticks)
-            for length in view.lengths
+            for length in lengths
         ]  # fmt: skip
     if "wavelengths" in chosen:
         pairs = f"head dimension {view.head_dim}: {view.head_dim // 2} pairs, fastest first"
@@ -368,12 +378,25 @@ def length_chart(
     lecture: bool = False,
     canvas: Canvas = UNKNOWN,
     panels: Sequence[str] | None = None,
+    lengths: Sequence[int] | None = None,
 ) -> Drawn[LengthDecisions]:
     """The Length figure for ``view`` (see the module docstring) and its decisions.
 
     ``canvas``: the room the chart has (narrow: the score panels stacked); ``lecture``:
-    projector type sizes; ``panels``: draw only these of :data:`PANELS`.
+    projector type sizes; ``panels``: draw only these of :data:`PANELS`; ``lengths``: the
+    input lengths whose loss panels to draw (default: every one read, L, 2L and 4L).
+
+    >>> from posviz.config import Settings
+    >>> from posviz.training.length_view import build_length
+    >>> drawn = length_chart(build_length(Settings()), panels=["loss"], lengths=[256])
+    >>> drawn.decisions.lengths, len(drawn.spec.layout["annotations"])  # title, learned, L
+    ((256,), 3)
     """
+    shown_lengths = tuple(view.lengths if lengths is None else lengths)
+    if not set(shown_lengths) <= set(view.lengths):
+        raise ValueError(
+            f"lengths must be among {', '.join(map(str, view.lengths))}, got {shown_lengths}"
+        )
     if panels is not None and not set(panels) <= set(PANELS):
         raise ValueError(
             f"panels must be among {', '.join(PANELS)}, got {', '.join(map(repr, panels))}"
@@ -388,7 +411,7 @@ def length_chart(
     plot_width = max(chart - left - MARGIN_RIGHT, 100.0)
     gap = left / plot_width
     room = _Room(sizes, plot_width, stacked)
-    bands = _bands(view, chosen, room, lecture=lecture)
+    bands = _bands(view, chosen, room, lecture=lecture, lengths=shown_lengths)
     column = {1: plot_width, 2: plot_width if stacked else plot_width * (1 - gap) / 2}
     wrapped = [
         [
@@ -407,6 +430,12 @@ def length_chart(
     ]
     title_px = [max(title_height(t, n, sizes) for t, n in w) for w in wrapped]
     legend = legend_height(_legend_names(view, chosen), sizes, chart=chart)
+    # A slide fills the window's height (unless stacked: a phone's page scrolls).
+    fills = lecture and canvas.height is not None and not stacked
+    if fills and canvas.height is not None:
+        fixed = sum(t + b.below for t, b in zip(title_px, bands, strict=True)) + legend + 6
+        scale = max((fill_height(canvas.height) - fixed) / sum(b.plot for b in bands), 0.25)
+        bands = [replace(b, plot=b.plot * scale) for b in bands]
     top_margin = title_px[0] + (TOOLBAR_ROOM if stacked else 0)
     plot_height = sum(t + b.plot + b.below for t, b in zip(title_px, bands, strict=True))
     plot_height -= title_px[0]
@@ -455,11 +484,13 @@ def length_chart(
     decisions = LengthDecisions(
         stacked=stacked,
         panels=chosen,
+        lengths=shown_lengths if "loss" in chosen else (),
         schemes=tuple(c.spec.name for c in view.curves),
         ended=tuple(ended),
         extension=view.extension.in_runs and "loss" in chosen
         and any(c.spec.rotation for c in view.curves),
         loss_range=_loss_range(view),
+        fills=fills,
     )  # fmt: skip
     return Drawn(FigureSpec(traces, layout), decisions)
 
