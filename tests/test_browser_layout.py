@@ -353,7 +353,7 @@ def test_narrow_windows_stack_the_panels_whatever_the_browser_says(
     wide = page.evaluate("() => document.documentElement.scrollWidth")
     assert wide <= width, "nothing wider than the window"
     hidden, tabs = page.evaluate(TABS, TAB_BUTTONS)
-    assert len(tabs) == 9, "a button for every tab"
+    assert len(tabs) == 10, "a button for every tab"
     assert hidden <= 1 and all(left >= 0 and right <= width for left, right in tabs), tabs
     open_tab(page, "Download")
     page.get_by_role("button", name="Matrices (.csv)").wait_for(timeout=LOAD_TIMEOUT)
