@@ -255,3 +255,14 @@ def test_a_slide_panel_draws_one_input_length(view) -> None:  # type: ignore[no-
     assert all(len(t["x"]) == L - SMOOTH + 1 for t in drawn.spec.data)
     with pytest.raises(ValueError, match="lengths must be among 64, 128, 256"):
         length_chart(view, lengths=[100])
+
+
+def test_a_blank_text_still_draws_the_runs() -> None:
+    """The losses do not depend on the sidebar's text: with none, the score panels go and
+    the sentence asks for one."""
+    shown = build_length(Settings(text=""))
+    assert shown.attention_plain is None and shown.attention_extended is None
+    drawn = length_chart(shown)
+    assert drawn.decisions.panels == ("loss", "wavelengths")
+    assert not any(t["type"] == "heatmap" for t in drawn.spec.data)
+    assert lesson.attention_sentence(shown).startswith("Type a sentence")

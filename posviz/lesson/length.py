@@ -141,6 +141,8 @@ def attention_sentence(view: LengthView) -> str:
     """The settings' sentence past L: RoPE's scores as at position 0 (it is relative), and
     how far the extension moves them."""
     plain = view.attention_plain
+    if plain is None:
+        return "Type a sentence in the text box to see its attention scores past L."
     first, last = plain.shown.start, plain.shift_test.last_position
     change = plain.shift_test.scores_change
     same = f"{change:.1g}" if change else "0"

@@ -343,8 +343,8 @@ def _bands(
         pairs = f"head dimension {view.head_dim}: {view.head_dim // 2} pairs, fastest first"
         title = f"RoPE's wavelengths 2π/θⱼ before and with {ext.label}"
         bands.append(_Band(("wavelengths",), (title,), (pairs,), WAVE_HEIGHT * scale, ticks))
-    if "scores" in chosen:
-        plain = view.attention_plain
+    plain = view.attention_plain
+    if "scores" in chosen and plain is not None:
         where = f"positions {plain.shown.start}–{plain.shift_test.last_position}"
         titles = (f"RoPE as trained, {where}", f"with {ext.label}, {where}")
         notes = (f"head {plain.head} of {plain.heads}", "the same head")
@@ -402,6 +402,8 @@ def length_chart(
             f"panels must be among {', '.join(PANELS)}, got {', '.join(map(repr, panels))}"
         )
     chosen = PANELS if panels is None else tuple(p for p in PANELS if p in panels)
+    if view.attention_plain is None or view.attention_extended is None:  # a blank text
+        chosen = tuple(p for p in chosen if p != "scores")
     if not chosen:
         raise ValueError("no panel to draw: name at least one of " + ", ".join(PANELS))
     sizes = type_sizes(lecture=lecture, canvas=canvas)
@@ -447,8 +449,9 @@ def length_chart(
     shapes: list[dict[str, object]] = layout["shapes"]  # type: ignore[assignment]
     traces: list[Trace] = []
     spans = {1: [(0.0, 1.0)], 2: [(0.0, (1 - gap) / 2), ((1 + gap) / 2, 1.0)]}
-    scored = (view.attention_plain, view.attention_extended)
-    score_limit = max(float(np.nanmax(np.abs(a.shown.scores.numpy()))) for a in scored)
+    scored = [a for a in (view.attention_plain, view.attention_extended) if a is not None]
+    score_limit = max((float(np.nanmax(np.abs(a.shown.scores.numpy()))) for a in scored),
+                      default=1.0)  # fmt: skip
     seen: set[str] = set()
     ended: list[str] = []
     number, top = 0, -title_px[0]

@@ -24,7 +24,7 @@ Nothing is trained here: every loss is a number the run stored.
 (64, ['learned', 'sinusoidal'])
 >>> view.extension.name, view.extension.chosen, len(view.extension.readings)
 ('yarn-4', False, 3)
->>> view.attention_plain.shown.start >= view.context_length
+>>> view.attention_plain is not None and view.attention_plain.shown.start >= view.context_length
 True
 """
 
@@ -54,7 +54,14 @@ from posviz.training.length import (
     shipped_length_runs,
     variant_name,
 )
-from posviz.view import AttentionFor, TablesFor, book_attention, build_view, seeded_tables
+from posviz.view import (
+    AttentionFor,
+    TablesFor,
+    batch_for,
+    book_attention,
+    build_view,
+    seeded_tables,
+)
 
 TEXT: Final = "held-out"  # the reading the view shows: text the model never saw
 # The extension shown when the settings choose none: the lesson's (issue 41's sentence).
@@ -121,8 +128,10 @@ class LengthView:
     rope: SchemeCurves | None  # RoPE's run (for the extension), if shipped
     extension: Extension
     frequencies: ScalingFacts  # at the runs' head dimension, L₀ = L
-    attention_plain: AttentionView  # the settings' sentence past L under RoPE as trained
-    attention_extended: AttentionView  # ... with the extension
+    # the settings' sentence past L under RoPE as trained, and with the extension (None: the
+    # text is blank)
+    attention_plain: AttentionView | None
+    attention_extended: AttentionView | None
     notices: tuple[str, ...]  # what the view could not show as asked, in words
 
     @property
@@ -143,6 +152,8 @@ class LengthView:
     @property
     def scores_change(self) -> float:
         """The largest change the extension makes to the sentence's scores (cells ``j ≤ i``)."""
+        if self.attention_plain is None or self.attention_extended is None:
+            return 0.0
         change = self.attention_extended.shown.scores - self.attention_plain.shown.scores
         return float(change.nan_to_num(0.0).abs().max())
 
@@ -200,8 +211,8 @@ def _extension(settings: Settings, rope_run: LengthRun | None) -> tuple[Extensio
 def _attention_settings(settings: Settings, config: RopeConfig, longest: int) -> Settings:
     """The settings' sentence under RoPE (the book's seeded tables), moved to end at position
     ``longest − 1`` and at least past L₀, with ``config``'s scaling."""
-    view = build_view(settings)
-    tokens = 0 if view.embeddings is None else len(view.embeddings.token_ids)
+    batch = batch_for(settings)
+    tokens = batch.window_length if batch.num_windows else 0
     shift = max(config.original_length, longest - tokens)
     moved = replace(settings, scheme=rotating_scheme().name, weights="init", shift=shift)
     return with_options(
@@ -253,16 +264,11 @@ def build_length(
     longest = MULTIPLES[-1] * context_length
     frequencies = scaling_facts(head_dim, config, length_read=longest)
     plain = RopeConfig(base=ROPE_BASE, original_length=context_length)
-    attention_plain = build_attention(
-        build_view(_attention_settings(settings, plain, longest), tables=tables),
-        tables=tables,
-        attention=attention,
-    )
-    attention_extended = build_attention(
-        build_view(_attention_settings(settings, config, longest), tables=tables),
-        tables=tables,
-        attention=attention,
-    )
+    scored = [
+        build_attention(build_view(moved, tables=tables), tables=tables, attention=attention)
+        for moved in (_attention_settings(settings, rope, longest) for rope in (plain, config))
+        if batch_for(moved).num_windows
+    ]
     if not extension.chosen:
         notices.insert(
             0,
@@ -277,7 +283,7 @@ def build_length(
         rope=None if rope_run is None else SchemeCurves(rotating, _curves(rope_run)),
         extension=extension,
         frequencies=frequencies,
-        attention_plain=attention_plain,
-        attention_extended=attention_extended,
+        attention_plain=scored[0] if scored else None,
+        attention_extended=scored[-1] if scored else None,
         notices=tuple(notices),
     )
