@@ -16,7 +16,7 @@ nothing else here changes.
 >>> [slide.title for slide in SLIDES][1:5]
 ['2. Token IDs', '3. Token embeddings', '4. Token embeddings', '5. Positional embeddings']
 >>> SLIDES[2].revealed, SLIDES[3].revealed, len(SLIDES)
-(False, True, 22)
+(False, True, 26)
 """
 
 from __future__ import annotations
