@@ -248,7 +248,7 @@ def _loss_panel(
         lines = [(reading, label, "solid")]
         if curves.spec.rotation is not None and ext.in_runs:
             extended = next(r for r in ext.readings if r.length == length)
-            lines.append((extended, f"RoPE + {ext.label}", "dash"))
+            lines.append((extended, f"{label} + {ext.label}", "dash"))
         for shown, name, dash in lines:
             values = shown.position_loss.numpy()
             colour = curves.spec.colour
@@ -365,8 +365,9 @@ def _legend_names(view: LengthView, chosen: Sequence[str]) -> list[str]:
     names = []
     if "loss" in chosen:
         names += [_scheme_name(c.spec.label) for c in view.curves]
-        if view.extension.in_runs and any(c.spec.rotation for c in view.curves):
-            names.append(f"RoPE + {view.extension.label}")
+        rotating = [c.spec for c in view.curves if c.spec.rotation is not None]
+        if view.extension.in_runs and rotating:
+            names.append(f"{_scheme_name(rotating[0].label)} + {view.extension.label}")
     if "wavelengths" in chosen:
         names += ["before", *TREATMENT_COLOURS]
     return names
