@@ -61,3 +61,13 @@ def test_the_notebook_shows_the_same_figure() -> None:
     names = [trace.name for trace in figure.data]
     assert "RoPE + Llama 3 scaling (s\u00a0=\u00a02)" in names
     assert names.count("ALiBi") == 3
+
+
+def test_the_notebook_draws_the_schemes_asked() -> None:
+    figure = posviz.show(view="length", schemes=["alibi", "sinusoidal"])
+    names = {trace.name for trace in figure.data if trace.legendgroup}
+    assert {"ALiBi", "Sinusoidal"} <= names and "RoPE" not in names
+    with pytest.raises(ValueError, match="schemes is for view='length'"):
+        posviz.show(view="distance", schemes=["alibi"])
+    with pytest.raises(ValueError, match="schemes must be a list"):
+        posviz.show(view="length", schemes="alibi")
