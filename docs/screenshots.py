@@ -19,7 +19,9 @@ Debian's headless Chromium (Playwright, no ``playwright install``), one screen s
 * distance.png: the Distance & length tab's chart at 1280 x 800 (T = 64, 16 positions past it);
 * attention.png: the Attention tab at 1280 x 800, ALiBi, head 0 of 4, moved 8 positions;
 * training.png: the Training tab at 1280 x 800, the small-init run at step 600 (its principal
-  components in a plane, the default), the tab's controls, sentence and chart.
+  components in a plane, the default), the tab's controls, sentence and chart;
+* length.png: the Length tab's chart at 1280 x 800, the six shipped length runs and RoPE with
+  YaRN (s = 4), the lesson's extension.
 
 A whole page is taken by making the window as tall as Streamlit's main section (it scrolls
 inside that section). Waits are for page conditions, never for time.
@@ -195,6 +197,10 @@ def training_view(page: Any, url: str) -> Path:
     )
 
 
+def length_view(page: Any, url: str) -> Path:
+    return shape_chart(page, url, "tab=length", "length", "Trained on 64 tokens", scenes=[])
+
+
 # Each picture: how it is taken, the window (CSS px), and whether the browser is a phone.
 SHOTS: tuple[tuple[Callable[[Any, str], Path], int, int, bool], ...] = (
     (lecture_view, 1920, 1080, False),
@@ -207,6 +213,7 @@ SHOTS: tuple[tuple[Callable[[Any, str], Path], int, int, bool], ...] = (
     (distance_view, 1280, 800, False),
     (attention_view, 1280, 800, False),
     (training_view, 1280, 800, False),
+    (length_view, 1280, 800, False),
 )
 
 

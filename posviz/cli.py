@@ -30,7 +30,8 @@ prints the reproduction script (see :mod:`posviz.codegen`) to standard output.
 text through the book's self-attention and prints the numbers (to standard error when
 ``--print-code`` uses standard output); ``--view word-order`` draws its figure (``--view
 compare``, its old name, still works and says so). ``--view training`` draws a training run
-(``--run``, ``--step``, ``--components``). ``--lesson``
+(``--run``, ``--step``, ``--components``); ``--view length`` train short, test long from the
+shipped length runs (RoPE's extension: ``--rope-scaling``, ``--rope-factor``). ``--lesson``
 prints the page's lesson sentences for the window, computed from its numbers (the repeated
 tokens' rows, the similarity cells that read 1.000), the same way.
 
@@ -85,6 +86,7 @@ from posviz.export import figure_html, figure_json, matrices_csv, matrices_npy
 from posviz.gpt2.hub import HubError, HubFile, Progress
 from posviz.gpt2.store import Gpt2Store
 from posviz.lesson.attention import sentences as attention_sentences
+from posviz.lesson.length import sentences as length_sentences
 from posviz.lesson.repeats import lesson_sentence, similarity_sentence
 from posviz.lesson.training import sentences as training_sentences
 from posviz.lesson.word_order import summary_lines
@@ -94,6 +96,7 @@ from posviz.plots.heatmaps import (
     embeddings_chart,
     similarity_chart,
 )
+from posviz.plots.length import length_figure
 from posviz.plots.training import COMPONENT_VIEWS
 from posviz.schemes import OPTIONS, OptionValue, SchemeOption
 from posviz.schemes import SCHEMES as SCHEME_SPECS
@@ -102,6 +105,7 @@ from posviz.tokenizer import TokenizerDataError
 from posviz.training.codegen import training_script
 from posviz.training.command import train_main
 from posviz.training.data import TrainingDataError
+from posviz.training.length_view import build_length
 from posviz.training.runs import RunError, load_named_run
 from posviz.training.view import build_training
 from posviz.view import TablesFor, build_view, build_word_order, seeded_tables
@@ -437,6 +441,26 @@ def _training_view(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
     return 0
 
 
+def _length_view(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``--view length``: train short, test long from the shipped length runs (nothing is
+    trained): its figure and its sentences (RoPE's extension: ``--rope-scaling``,
+    ``--rope-factor``; the sentence past L: ``--text``)."""
+    if args.csv or args.npy or args.compare or args.print_code:
+        parser.error("--view length draws a figure or its lesson: not --csv, --npy, --compare "
+                     "or --print-code")  # fmt: skip
+    settings = _settings(args, parser)
+    try:
+        view = build_length(settings)
+    except SettingsError as error:
+        parser.error(str(error))
+    if args.lesson:
+        sys.stdout.write("".join(f"{line}\n" for line in length_sentences(view)))
+    if args.out is not None:
+        figure = length_figure(view, lecture=args.lecture)
+        _write(args.out, _figure_bytes(figure, args.out, args.width))
+    return 0
+
+
 def _figure(spec: ViewSpec, settings: Settings, drawing: Drawing) -> go.Figure:
     """The figure ``--out`` writes: the view's own, as the notebook and the registry draw it."""
     if spec.figure is None:  # --view takes FIGURE_NAMES only
@@ -553,6 +577,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if args.view == "training":
         return _training_view(args, parser)
+    if args.view == "length":
+        return _length_view(args, parser)
     settings = _settings(args, parser)
     try:
         store = Gpt2Store(source=HubFile.from_env(revision=args.gpt2_revision))

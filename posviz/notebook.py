@@ -14,6 +14,7 @@ line)::
     posviz.show(context_length=64, view="distance", beyond=32)              # cosine by distance
     posviz.show("Every effort moves you", scheme="rope", view="attention", heads=4, shift=8)
     posviz.show(view="training", run="small-init", train_step=600)          # a training run
+    posviz.show(view="length", schemes=["alibi", "rope"], rope_scaling="yarn")  # past L
 
 >>> figure = show("A rose is a rose", context_length=8, emb_dim=16)
 >>> [trace.type for trace in figure.data], figure.data[0].z.shape
@@ -33,6 +34,15 @@ from posviz.viewspec import FIGURE_NAMES, Drawing, FigureName, UnknownViewError,
 NotebookView = FigureName  # the views show() draws
 
 
+def _schemes(value: object) -> tuple[str, ...] | None:
+    """The Length view's ``schemes`` as a tuple of names (``None``: every one)."""
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise SettingsError(f"schemes must be a list of scheme names, got {value!r}")
+    return tuple(str(name) for name in value)
+
+
 def show(
     text: str = Settings.text,
     *,
@@ -45,7 +55,8 @@ def show(
     ``window``, ``compare_text``, ``heads``, ``head``, ``shift``, ``run``, ``train_step``...,
     and a scheme's options by name, such as ``rope_base``; for ``view="distance"`` also
     ``beyond``, positions past the context length; for ``view="training"`` also
-    ``components``, ``"2d"`` or ``"3d"``), with the book's seeded tables. An old spelling of
+    ``components``, ``"2d"`` or ``"3d"``; for ``view="length"`` also ``schemes``, the
+    schemes whose losses to draw), with the book's seeded tables. An old spelling of
     a view (``"word_order"``) still works, with a :class:`DeprecationWarning` naming the new
     one.
 
@@ -60,7 +71,8 @@ def show(
     note = renamed(view)
     if note is not None:
         warnings.warn(f"posviz.show: view {note}", DeprecationWarning, stacklevel=2)
-    for option, owner in (("beyond", "distance"), ("components", "training")):
+    owners = (("beyond", "distance"), ("components", "training"), ("schemes", "length"))
+    for option, owner in owners:
         if option in settings and spec.name != owner:
             raise SettingsError(f"{option} is for view={owner!r}, not view={spec.name!r}")
     options = {name: settings.pop(name) for name in OPTIONS if name in settings}  # rope_base...
@@ -68,6 +80,7 @@ def show(
         lecture=lecture,
         beyond=settings.pop("beyond", None),  # type: ignore[arg-type]
         components=settings.pop("components", "2d"),  # type: ignore[arg-type]
+        schemes=_schemes(settings.pop("schemes", None)),
     )
     if spec.figure is None:  # FIGURE_NAMES have one; for mypy
         raise SettingsError(f"view {view!r} draws no figure")

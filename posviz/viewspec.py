@@ -9,8 +9,8 @@ downloads, the lecture's text and tokens). Every other list of views (``posviz.q
 the command line's choices, the notebook's, the app's tabs and slide views) is derived from
 :data:`VIEWS`.
 
->>> [spec.name for spec in VIEWS if spec.figure is not None]
-['embeddings', 'similarity', 'geometry', 'distance', 'word-order', 'attention', 'training']
+>>> [spec.name for spec in VIEWS if spec.figure is not None][-3:]
+['attention', 'training', 'length']
 >>> view_named("distance").label
 'Distance & length'
 
@@ -38,9 +38,11 @@ from posviz.plots.attention import attention_chart
 from posviz.plots.distance import distance_figure
 from posviz.plots.geometry import geometry_figure
 from posviz.plots.heatmaps import embeddings_figure, similarity_figure
+from posviz.plots.length import length_figure
 from posviz.plots.training import training_figure
 from posviz.plots.word_order import compare_figure
 from posviz.scores import build_attention
+from posviz.training.length_view import build_length
 from posviz.training.runs import load_named_run
 from posviz.training.view import build_training
 from posviz.view import TablesFor, View, build_view, build_word_order, seeded_tables
@@ -54,6 +56,7 @@ ViewName = Literal[
     "word-order",
     "attention",
     "training",
+    "length",
     "code",
     "download",
     "text",
@@ -61,8 +64,9 @@ ViewName = Literal[
 ]
 # The views the core draws as a figure (the command line's --view, the notebook's view=).
 FigureName = Literal[
-    "embeddings", "similarity", "geometry", "distance", "word-order", "attention", "training"
-]
+    "embeddings", "similarity", "geometry", "distance", "word-order", "attention", "training",
+    "length",
+]  # fmt: skip
 # The views whose numbers the code tab's script reproduces (posviz.codegen's ``view=``).
 CodeName = Literal["embeddings", "geometry", "distance", "attention"]
 ComponentView = Literal["2d", "3d"]
@@ -76,7 +80,8 @@ class Drawing:
     GPT-2's, which the caller loads). ``beyond``: the Distance view's positions past the
     context length (``None``: a quarter of it). ``components``: the Training view's
     principal components, ``"2d"`` or ``"3d"``. ``gpt2``: GPT-2's tables for the Training
-    view to draw beside a run's, if the caller has them.
+    view to draw beside a run's, if the caller has them. ``schemes``: the Length view's
+    schemes (``None``: every one with a shipped run).
     """
 
     lecture: bool = False
@@ -84,6 +89,7 @@ class Drawing:
     beyond: int | None = None
     components: ComponentView = "2d"
     gpt2: EmbeddingTables | None = field(default=None, repr=False)
+    schemes: tuple[str, ...] | None = None
 
 
 FigureBuilder = Callable[[Settings, Drawing], go.Figure]
@@ -157,6 +163,11 @@ def _training(settings: Settings, drawing: Drawing) -> go.Figure:
     return training_figure(training, lecture=drawing.lecture, components=drawing.components)
 
 
+def _length(settings: Settings, drawing: Drawing) -> go.Figure:
+    length = build_length(settings, schemes=drawing.schemes, tables=drawing.tables)
+    return length_figure(length, lecture=drawing.lecture)
+
+
 VIEWS: Final[tuple[ViewSpec, ...]] = (
     ViewSpec("embeddings", "Embeddings", _embeddings),
     ViewSpec("similarity", "Similarity", _similarity),
@@ -165,6 +176,7 @@ VIEWS: Final[tuple[ViewSpec, ...]] = (
     ViewSpec("word-order", "Word order", _word_order, old_names=("compare", "word_order")),
     ViewSpec("attention", "Attention", _attention),
     ViewSpec("training", "Training", _training),
+    ViewSpec("length", "Length", _length),
     ViewSpec("code", "Show the code", None),
     ViewSpec("download", "Download", None),
     ViewSpec("text", "The text", None, tab=False),
@@ -195,7 +207,7 @@ def view_named(name: str, *, among: tuple[str, ...] = NAMES) -> ViewSpec:
     Traceback (most recent call last):
     ...
     posviz.viewspec.UnknownViewError: view 'code' is not one of embeddings, similarity, \
-geometry, distance, word-order, attention, training
+geometry, distance, word-order, attention, training, length
     """
     spec = _BY_NAME.get(name) or _OLD_NAMES.get(name)
     if spec is None or spec.name not in among:

@@ -21,6 +21,8 @@ from posviz.config import Settings
 from posviz.embeddings import SeededEmbeddings
 from posviz.gpt2.store import Gpt2Embeddings, Gpt2Store, Gpt2Unavailable
 from posviz.pipeline import EmbeddingTables
+from posviz.schemes import SchemeName
+from posviz.training.length import LengthRun, shipped_length_runs
 from posviz.view import book_attention
 
 R = TypeVar("R")
@@ -102,3 +104,10 @@ def shape_cache() -> BytesCache[tuple[object, ...], object]:
 def kept(key: tuple[object, ...], compute: Callable[[], R]) -> R:
     """:class:`posviz.geometry.Memo` over :func:`shape_cache`."""
     return cast(R, shape_cache().get(key, compute))
+
+
+@st.cache_resource(show_spinner=False)
+def length_runs() -> dict[SchemeName, LengthRun]:
+    """The shipped length runs (posviz/data/length/, about 0.3 MB), read once per process and
+    shared by every session: the Length tab only reads them, it never trains."""
+    return shipped_length_runs()

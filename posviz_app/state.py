@@ -84,6 +84,7 @@ SEED_BOX: Final = "seed_box"  # the seed as typed (a derived key)
 LECTURE: Final = "lecture"  # the lecture-mode toggle
 TAB: Final = "view"  # the tab buttons (st.segmented_control); its value: the open tab's label
 BEYOND: Final = "beyond"  # Distance tab: positions past the context length
+LENGTH_SCHEMES: Final = "length_schemes"  # Length tab: the schemes whose curves it draws
 MORE_CHIPS: Final = "more_chips"  # the "and N more tokens" expander
 NAV: Final = "lecture_nav"  # lecture mode's navigation component
 PLAYING: Final = "training_playing"  # the Training tab's play button: stepping through
@@ -108,6 +109,7 @@ ATTENTION_CHART: Final = "attention"
 TRAINING_CHART: Final = "training"
 TRAINING_LOSS_CHART: Final = "training_loss"  # the loss: a chart of its own
 TRAINING_RUN_CHARTS: Final = ("training_small", "training_default")  # a slide's two runs
+LENGTH_CHART: Final = "length"
 PLOTLY_LOADER: Final = "posviz_plotly"  # the hidden component that loads plotly.js early
 # Containers the page's style and tests find (no state; named here with the other keys).
 TAB_PANEL: Final = "tab_panel"  # the open tab
@@ -202,6 +204,21 @@ def three_d() -> bool:
 def components() -> ComponentView:
     """The Training tab's principal components as the link and the core name them."""
     return "3d" if three_d() else "2d"
+
+
+def length_schemes(default: Sequence[str]) -> tuple[str, ...]:
+    """The Length tab's schemes (``default`` before the tab has drawn its menu)."""
+    value = st.session_state.get(LENGTH_SCHEMES)
+    if isinstance(value, list | tuple) and all(isinstance(name, str) for name in value):
+        return tuple(value)
+    return tuple(default)
+
+
+def start_length_schemes(names: Sequence[str]) -> None:
+    """Give the Length tab's menu its first value, ``names``, once: a value the user chose is
+    never written over."""
+    if LENGTH_SCHEMES not in st.session_state:
+        st.session_state[LENGTH_SCHEMES] = list(names)
 
 
 def beyond(default: int) -> int:

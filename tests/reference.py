@@ -142,6 +142,7 @@ __all__ = [
     "hf_rope_config",
     "hf_rope_scores",
     "hf_rotary_cos_sin",
+    "hf_wavelengths",
     "largest_row_difference",
     "neighbour_means",
     "ntk_aware_rope_parameters",
@@ -1365,6 +1366,30 @@ HF_ROPE_INIT_FUNCTIONS = {
     "yarn": hf_compute_yarn_parameters,
     "llama3": hf_compute_llama3_parameters,
 }
+
+
+def hf_wavelengths(
+    rope_type: str,
+    *,
+    head_dim: int,
+    base: float,
+    factor: float,
+    original_length: int,
+    length_read: int,
+) -> np.ndarray:
+    """Each pair's wavelength ``2π / inv_freq[j]`` in positions (float64 of transformers'
+    float32 ``inv_freq``) for a model trained on ``original_length`` positions reading
+    ``length_read`` (dynamic NTK's ``seq_len`` past the original length; the others ignore it),
+    ``[head_dim // 2]``."""
+    config = hf_rope_config(
+        rope_type, head_dim=head_dim, base=base, factor=factor, original_length=original_length
+    )
+    rope_init_fn = HF_ROPE_INIT_FUNCTIONS[rope_type]
+    if rope_type == "dynamic" and length_read > original_length:
+        inv_freq, _ = rope_init_fn(config, None, seq_len=torch.tensor(length_read))
+    else:
+        inv_freq, _ = rope_init_fn(config, None)
+    return 2 * math.pi / inv_freq.double().numpy()
 
 
 def hf_rotary_cos_sin(

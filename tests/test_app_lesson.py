@@ -175,7 +175,7 @@ def test_the_tab_buttons_open_one_tab_at_a_time(app_test: AppFactory) -> None:
     buttons = at.button_group(key="view")
     assert buttons.options == [
         "Embeddings", "Similarity", "Geometry", "Distance & length", "Word order",
-        "Attention", "Training", "Show the code", "Download",
+        "Attention", "Training", "Length", "Show the code", "Download",
     ]  # fmt: skip
     assert buttons.value == "Geometry"
     ok(buttons.set_value("Similarity").run())
@@ -307,6 +307,10 @@ LECTURE = [
     ("20. Watch a positional table learn", "training", None, None, "answer"),
     ("21. Which table moves?", ("training_small", "training_default"), None, None, "question"),
     ("22. Which table moves?", ("training_small", "training_default"), None, None, "answer"),
+    ("23. Train short, test long", "length", None, None, "question"),  # issue 41
+    ("24. Train short, test long", "length", None, None, "answer"),
+    ("25. Stretch RoPE", "length", None, None, "question"),
+    ("26. Stretch RoPE", "length", None, None, "answer"),
 ]
 
 

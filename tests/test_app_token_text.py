@@ -18,7 +18,10 @@ from streamlit.testing.v1 import AppTest
 AppFactory = Callable[..., AppTest]
 PIZZA = "I love pizza 🍕🍕 and pizza loves me 😀"
 TOKYO = "東京は日本の首都です。東京"
-TABS = ("embeddings", "attention", "similarity", "geometry", "distance", "word-order", "training")
+TABS = (
+    "embeddings", "attention", "similarity", "geometry", "distance", "word-order", "training",
+    "length",
+)  # fmt: skip
 LOOSE_BYTE = re.compile(r"\\x[0-9a-f]{2}")  # how a token's bytes read when not named
 
 

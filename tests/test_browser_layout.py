@@ -42,7 +42,8 @@ STEP_TITLES = (
     "6. Input", "7. Input", "8. Similarity", "9. Similarity", "10. Word order", "11. Word order",
     "12. The shape", "13. The shape", "14. Distance", "15. Distance",
     "16. Positions inside attention", "17. The shift test", "18. The shift test", "19. Watch",
-    "20. Watch", "21. Which table", "22. Which table",
+    "20. Watch", "21. Which table", "22. Which table", "23. Train short", "24. Train short",
+    "25. Stretch RoPE", "26. Stretch RoPE",
 )  # fmt: skip
 # The chart each lecture slide draws, and its heatmap layers (None: no chart).
 STEP_CHARTS = (
@@ -52,7 +53,8 @@ STEP_CHARTS = (
     (None, 0), (".st-key-geometry", 0), (None, 0), (".st-key-distance", 0),
     (".st-key-attention", 4), (".st-key-attention", 4), (".st-key-attention", 4),
     (".st-key-training", 1), (".st-key-training", 1), (".st-key-training_small", 1),
-    (".st-key-training_small", 1),
+    (".st-key-training_small", 1), (".st-key-length", 0), (".st-key-length", 0),
+    (".st-key-length", 0), (".st-key-length", 0),
 )  # fmt: skip
 
 # True once the chart has `shown` heatmaps drawn for the size it has on the page (Plotly
@@ -351,7 +353,7 @@ def test_narrow_windows_stack_the_panels_whatever_the_browser_says(
     wide = page.evaluate("() => document.documentElement.scrollWidth")
     assert wide <= width, "nothing wider than the window"
     hidden, tabs = page.evaluate(TABS, TAB_BUTTONS)
-    assert len(tabs) == 9, "a button for every tab"
+    assert len(tabs) == 10, "a button for every tab"
     assert hidden <= 1 and all(left >= 0 and right <= width for left, right in tabs), tabs
     open_tab(page, "Download")
     page.get_by_role("button", name="Matrices (.csv)").wait_for(timeout=LOAD_TIMEOUT)

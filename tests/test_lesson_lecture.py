@@ -16,6 +16,7 @@ from posviz.config import SCHEMES, Scheme
 from posviz.embeddings import SeededEmbeddings
 from posviz.lesson.lecture import (
     LECTURE,
+    LENGTH_STEPS,
     SLIDES,
     STEPS,
     TRAINING_STEPS,
@@ -46,8 +47,9 @@ def test_the_story_goes_from_text_to_word_order() -> None:
         "text", "tokens", "embeddings", "embeddings", "embeddings", "similarity", "word-order",
         "geometry", "distance", "attention", "attention",
     ]  # fmt: skip
-    assert (*STEPS, *TRAINING_STEPS) == LECTURE, "then a positional table learns"
+    assert (*STEPS, *TRAINING_STEPS, *LENGTH_STEPS) == LECTURE, "a table learns, then length"
     assert [step.view for step in TRAINING_STEPS] == ["training", "training"]
+    assert [step.view for step in LENGTH_STEPS] == ["length", "length"]
     assert [step.panels for step in STEPS[2:5]] == [1, 2, 3]
     asked = [step.title for step in STEPS if step.question is not None]
     assert asked == ["Token embeddings", "Input embeddings = token + position",
@@ -57,8 +59,8 @@ def test_the_story_goes_from_text_to_word_order() -> None:
 
 
 def test_a_question_takes_two_clicks_question_first() -> None:
-    assert len(SLIDES) == len(LECTURE) + 9 == STEP_COUNT == 22
-    assert [slide.number for slide in SLIDES] == list(range(1, 23))
+    assert len(SLIDES) == len(LECTURE) + 11 == STEP_COUNT == 26
+    assert [slide.number for slide in SLIDES] == list(range(1, 27))
     for before, after in itertools.pairwise(SLIDES):
         if before.step is after.step:
             assert before.step.question is not None
@@ -76,13 +78,13 @@ def test_a_new_view_adds_steps_as_data() -> None:
     extra = Step("Geometry", "Distances.", view="geometry", question=Question("Near?", "Near?"))
     more = slides((*LECTURE, extra))
     assert len(more) == len(SLIDES) + 2
-    assert more[-1].step.view == "geometry" and more[-2].title == "23. Geometry"
+    assert more[-1].step.view == "geometry" and more[-2].title == "27. Geometry"
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_titles_and_captions_follow_the_scheme(scheme: Scheme) -> None:
     titles = [slide.title_for(scheme) for slide in SLIDES]
-    assert [title.split(". ", 1)[0] for title in titles] == [str(n) for n in range(1, 23)]
+    assert [title.split(". ", 1)[0] for title in titles] == [str(n) for n in range(1, 27)]
     if scheme == "none":
         assert "5. No positional signal" in titles
         assert "6. Input embeddings = token embeddings" in titles

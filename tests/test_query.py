@@ -443,11 +443,11 @@ def test_step_link_opens_that_lecture_step(step: int) -> None:
     assert query_from_settings(Settings(), step=step) == {}, "no step outside lecture mode"
 
 
-@pytest.mark.parametrize("raw", ["0", "23", "-1", "2.5", "x", "", "٣"])
+@pytest.mark.parametrize("raw", ["0", "27", "-1", "2.5", "x", "", "٣"])
 def test_bad_step_starts_at_step_one_with_a_notice(raw: str) -> None:
     link = read_link({"lecture": "1", "step": raw})
     assert (link.lecture, link.step) == (True, None)
-    assert link.notices == (f"step: {raw!r} is not a step from 1 to 22; using 1",)
+    assert link.notices == (f"step: {raw!r} is not a step from 1 to 26; using 1",)
 
 
 # --- tab=: which tab a link opens -------------------------------------------------------------

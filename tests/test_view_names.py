@@ -36,6 +36,7 @@ CHART_KEYS: dict[ViewName, str | None] = {
     "word-order": "compare",
     "attention": "attention",
     "training": "training",
+    "length": "length",
     "code": None,
     "download": None,
     "text": None,

@@ -23,7 +23,7 @@ from posviz.viewspec import (
 # Written out here, not read from posviz: the names the guide and the links promise.
 EXPECTED_TABS = (
     "embeddings", "similarity", "geometry", "distance", "word-order", "attention", "training",
-    "code", "download",
+    "length", "code", "download",
 )  # fmt: skip
 PAIR = Settings(text="The dog bites the man", compare_text="The man bites the dog", emb_dim=16)
 
@@ -59,6 +59,7 @@ FIRST_TRACES = {
     "word-order": ["heatmap"] * 4,
     "attention": ["heatmap"] * 4,
     "training": ["heatmap", "heatmap", "scatter"],
+    "length": ["scatter"] * 6,
 }
 
 

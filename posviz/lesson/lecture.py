@@ -16,7 +16,7 @@ nothing else here changes.
 >>> [slide.title for slide in SLIDES][1:5]
 ['2. Token IDs', '3. Token embeddings', '4. Token embeddings', '5. Positional embeddings']
 >>> SLIDES[2].revealed, SLIDES[3].revealed, len(SLIDES)
-(False, True, 22)
+(False, True, 26)
 """
 
 from __future__ import annotations
@@ -478,6 +478,34 @@ TRAINING_STEPS: Final = (
 )
 
 
-# The lecture, in the order of the story: section 2.8's steps, then a positional table learning.
-LECTURE: Final = (*STEPS, *TRAINING_STEPS)
+# The Length view's slides (issue 41): predict, then reveal, what each scheme's model does past
+# the length it was trained on; their answers are posviz.lesson.length's keeps_answer and
+# stretch_answer, read from the shipped length runs.
+LENGTH_STEPS: Final = (
+    Step(
+        "Train short, test long",
+        "Six copies of the book's GPT, only the positional scheme differs, trained on inputs of "
+        "64 tokens of Shakespeare. Held-out text, input of 64: the loss at each position.",
+        view="length",
+        question=Question(
+            "A model trained on 64 tokens reads 256. Which scheme keeps its loss?",
+            "A model trained on 64 tokens reads 256. Which scheme keeps its loss?",
+        ),
+    ),
+    Step(
+        "Stretch RoPE",
+        "RoPE's frequency pairs: how many positions one turn takes, against the 64 it was "
+        "trained on, before and with a context extension (YaRN unless the sidebar chooses one).",
+        view="length",
+        question=Question(
+            "Can we stretch RoPE to read 256 tokens without retraining?",
+            "Can we stretch RoPE to read 256 tokens without retraining?",
+        ),
+    ),
+)
+
+
+# The lecture, in the order of the story: section 2.8's steps, then a positional table learning,
+# then what the schemes do past the length they learned.
+LECTURE: Final = (*STEPS, *TRAINING_STEPS, *LENGTH_STEPS)
 SLIDES: Final = slides(LECTURE)

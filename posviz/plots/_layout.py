@@ -901,3 +901,93 @@ def _labels_fit(
     return (
         sum(widths) + font_size * len(widths) <= length and apart >= max(widths) + 0.3 * font_size
     )
+
+
+# --- panels stacked in bands (the Training and Length figures) -----------------------------
+
+
+def xy_axes(
+    x: tuple[float, float],
+    y: tuple[float, float],
+    names: tuple[str, str],
+    titles: tuple[str, str],
+    sizes: TypeSizes,
+    *,
+    reversed_y: bool = False,
+) -> dict[str, dict[str, object]]:
+    """An x axis and a y axis (``names``: ``("xaxis2", "yaxis2")``) anchored to each other
+    over the paper domains ``x`` and ``y``, titled ``titles``.
+
+    >>> axes = xy_axes((0, 1), (0, 0.5), ("xaxis2", "yaxis2"), ("k", "cosine"), NORMAL_TYPE)
+    >>> axes["xaxis2"]["anchor"], axes["yaxis2"]["anchor"], axes["yaxis2"]["domain"]
+    ('y2', 'x2', [0, 0.5])
+    """
+    x_name, y_name = names
+
+    def axis(domain: tuple[float, float], anchor: str, title: str) -> dict[str, object]:
+        return {
+            "domain": list(domain), "anchor": anchor.replace("axis", ""),
+            "title": {"text": title, "standoff": 4, "font": {"size": sizes.text}},
+            "tickfont": {"size": sizes.tick}, "automargin": False, "zeroline": False,
+            "linecolor": "#444444", "gridcolor": "#e5e5e5",
+        }  # fmt: skip
+
+    x_axis, y_axis = axis(x, y_name, titles[0]), axis(y, x_name, titles[1])
+    if reversed_y:
+        y_axis["autorange"] = "reversed"
+    return {x_name: x_axis, y_name: y_axis}
+
+
+def legend_height(
+    names: Sequence[str], sizes: TypeSizes, *, chart: float, stacked: bool = False
+) -> float:
+    """px under the plot for a legend of ``names``: one entry a row on a phone (``stacked``),
+    else as many rows as its entries (a 40-px line sample and gap each) need across ``chart``
+    px; 0 for no entry.
+
+    >>> legend_height([], NORMAL_TYPE, chart=500), legend_height(["a", "b"], NORMAL_TYPE,
+    ...     chart=500, stacked=True)
+    (0.0, 55.0)
+    """
+    if not names:
+        return 0.0
+    if stacked:
+        rows = len(names)
+    else:
+        rows, used = 1, 0.0
+        for name in names:
+            width = text_width(name, sizes.text) + 40 + sizes.text
+            if used and used + width > chart:
+                rows, used = rows + 1, 0.0
+            used += width
+    return rows * sizes.text * 1.5 + 10
+
+
+def banded_layout(
+    sizes: TypeSizes,
+    *,
+    top: float,
+    plot_height: float,
+    legend: float,
+    left: float,
+    right: float,
+    vertical_legend: bool = False,
+) -> dict[str, object]:
+    """The layout every band of panels starts from: type sizes, a white plot, the legend
+    under the plot (``legend`` px, anchored to the figure's bottom), empty lists of
+    annotations and shapes, margins and the height (``top`` px above the plot area,
+    ``plot_height`` px of bands)."""
+    return {
+        "font": {"size": sizes.text},
+        "hoverlabel": {"font": {"size": sizes.text}},
+        "hovermode": "closest",
+        "plot_bgcolor": "#ffffff",
+        "showlegend": legend > 0,
+        "legend": {"orientation": "v" if vertical_legend else "h", "x": 0.0, "y": 0.0,
+                   "xanchor": "left", "yanchor": "bottom", "yref": "container",
+                   "font": {"size": sizes.text}, "tracegroupgap": 0},
+        "annotations": [],
+        "shapes": [],
+        "margin": {"t": round(top), "b": round(legend + 6), "l": round(left), "r": right},
+        "height": round(top + plot_height + legend + 6),
+    }  # fmt: skip

@@ -65,14 +65,17 @@ from posviz.plots._layout import (
     Canvas,
     Trace,
     TypeSizes,
+    banded_layout,
     bar_step,
     fill_height,
+    legend_height,
     panel_title,
     text_width,
     title_height,
     trace,
     type_sizes,
     wrap_title,
+    xy_axes,
 )
 from posviz.plots._notes import panel_note
 from posviz.plots.geometry import scene_layout
@@ -310,32 +313,6 @@ def _loss_revision(view: TrainingView) -> str:
     return f"{run.name}:{digest.hexdigest()}"
 
 
-def _xy_axes(
-    x: tuple[float, float],
-    y: tuple[float, float],
-    names: tuple[str, str],
-    titles: tuple[str, str],
-    sizes: TypeSizes,
-    *,
-    reversed_y: bool = False,
-) -> dict[str, object]:
-    """An x axis and a y axis anchored to each other over the domains ``x`` and ``y``."""
-    x_name, y_name = names
-
-    def axis(domain: tuple[float, float], anchor: str, title: str) -> dict[str, object]:
-        return {
-            "domain": list(domain), "anchor": anchor.replace("axis", ""),
-            "title": {"text": title, "standoff": 4, "font": {"size": sizes.text}},
-            "tickfont": {"size": sizes.tick}, "automargin": False, "zeroline": False,
-            "linecolor": "#444444", "gridcolor": "#e5e5e5",
-        }  # fmt: skip
-
-    x_axis, y_axis = axis(x, y_name, titles[0]), axis(y, x_name, titles[1])
-    if reversed_y:
-        y_axis["autorange"] = "reversed"
-    return {x_name: x_axis, y_name: y_axis}
-
-
 def _bar(
     limit: float, title: str, x: tuple[float, float], top: float, sizes: TypeSizes,
     length: float,
@@ -375,26 +352,6 @@ def _legend_names(view: TrainingView, shown: set[str]) -> list[str]:
     if "loss" in shown:
         names += ["each step's batch", "training text", "validation text"]
     return names
-
-
-def _legend_height(
-    view: TrainingView, shown: set[str], sizes: TypeSizes, *, chart: float, stacked: bool
-) -> float:
-    """px under the plot for the legend: one entry a row on a phone, else as many rows as
-    its entries (a 40-px line sample and gap each) need across the chart."""
-    names = _legend_names(view, shown)
-    if not names:
-        return 0.0
-    if stacked:
-        rows = len(names)
-    else:
-        rows, used = 1, 0.0
-        for name in names:
-            width = text_width(name, sizes.text) + 40 + sizes.text
-            if used and used + width > chart:
-                rows, used = rows + 1, 0.0
-            used += width
-    return rows * sizes.text * 1.5 + 10
 
 
 def _stacks(canvas: Canvas, stacked: bool) -> bool:
@@ -467,7 +424,7 @@ def training_chart(
         )
         bands.append((title, plot, below))
     drawn_names = {cell.name for cell in cells}
-    legend = _legend_height(view, drawn_names, sizes, chart=chart, stacked=stacked)
+    legend = legend_height(_legend_names(view, drawn_names), sizes, chart=chart, stacked=stacked)
     # Lecture mode fills the window's height, unless its rows are stacked (a phone: the page
     # scrolls); a single row (one panel, or two side by side) fills it where its panels keep
     # MIN_FILLED_PANEL px (on a phone, under a slide's words, they would keep a few rows).
@@ -483,21 +440,10 @@ def training_chart(
             bands = [(title, plot * scale, below) for title, plot, below in bands]
     top_margin = bands[0][0] + (TOOLBAR_ROOM if stacked else 0)
     plot_height = sum(sum(band) for band in bands) - bands[0][0]
-    layout: dict[str, object] = {
-        "font": {"size": sizes.text},
-        "hoverlabel": {"font": {"size": sizes.text}},
-        "hovermode": "closest",
-        "plot_bgcolor": "#ffffff",
-        "showlegend": legend > 0,
-        "legend": {"orientation": "v" if stacked else "h", "x": 0.0, "y": 0.0,
-                   "xanchor": "left", "yanchor": "bottom", "yref": "container",
-                   "font": {"size": sizes.text}, "tracegroupgap": 0},
-        "annotations": [],
-        "shapes": [],
-        "margin": {"t": round(top_margin), "b": round(legend + 6), "l": round(left),
-                   "r": MARGIN_RIGHT},
-        "height": round(top_margin + plot_height + legend + 6),
-    }  # fmt: skip
+    layout = banded_layout(
+        sizes, top=top_margin, plot_height=plot_height, legend=legend, left=left,
+        right=MARGIN_RIGHT, vertical_legend=stacked,
+    )  # fmt: skip
     spans = {1: [(0.0, 1.0)], 2: [(0.0, (1 - gap) / 2), ((1 + gap) / 2, 1.0)]}
     traces: list[Trace] = []
     label = for_plotly(run_label(view.run))
@@ -533,7 +479,7 @@ def training_chart(
             refs = (f"x{suffix}", f"y{suffix}")
             bar_top = low - ticks / plot_height
             if cell.name == "table":
-                layout |= _xy_axes(x, y, names, ("dimension", "position"), sizes, reversed_y=True)
+                layout |= xy_axes(x, y, names, ("dimension", "position"), sizes, reversed_y=True)
                 layout["coloraxis"] = _bar(limit, "value", x, bar_top, sizes, column)
                 traces.append(_heatmap(
                     view.table.table.numpy(), f"positional table, step {view.step:,}", refs,
@@ -541,14 +487,14 @@ def training_chart(
                     "<extra></extra>",
                 ))  # fmt: skip
             elif cell.name == "similarity":
-                layout |= _xy_axes(x, y, names, ("position", "position"), sizes, reversed_y=True)
+                layout |= xy_axes(x, y, names, ("position", "position"), sizes, reversed_y=True)
                 layout["coloraxis2"] = _bar(1.0, "cosine", x, bar_top, sizes, column)
                 traces.append(_heatmap(
                     view.similarity.numpy(), "cosine similarity", refs, "coloraxis2",
                     "positions %{y} and %{x}<br>cosine %{z:.3f}<extra></extra>",
                 ))  # fmt: skip
             elif cell.shape is not None:  # the components in a plane
-                layout |= _xy_axes(x, y, names, ("PC 1", "PC 2"), sizes)
+                layout |= xy_axes(x, y, names, ("PC 1", "PC 2"), sizes)
                 # PC 1 and PC 2 on one scale (the Geometry tab's aspectmode "data"), the plot
                 # under its title
                 layout[names[1]] |= {  # type: ignore[operator]
@@ -559,7 +505,7 @@ def training_chart(
                     _plane(cell.shape, refs, marker_size=8 if lecture else 6, label=shown)
                 )
             elif cell.name == "distance":
-                layout |= _xy_axes(x, y, names, ("distance k", "mean cosine"), sizes)
+                layout |= xy_axes(x, y, names, ("distance k", "mean cosine"), sizes)
                 layout[names[1]]["range"] = [-1.05, 1.05]  # type: ignore[index]
                 curves = [  # at step 0 the two are one: drawn once
                     *([(view.start_curve, "step 0", START_COLOUR, "dash")] if view.step else []),
@@ -572,7 +518,7 @@ def training_chart(
                     mean = curve.mean.numpy().astype(np.float32)
                     traces.append(_curve(mean, name, refs, colour, dash))
             else:  # the loss
-                layout |= _xy_axes(x, y, names, ("step", "loss"), sizes)
+                layout |= xy_axes(x, y, names, ("step", "loss"), sizes)
                 traces += _loss_traces(view, refs)
                 layout["shapes"] += _step_marks(view, refs)  # type: ignore[operator]
     layout["coloraxis3"] = {

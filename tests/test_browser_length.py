@@ -1,0 +1,42 @@
+"""The Length tab in a real browser (issue 41, item 2): Debian's Chromium against the
+`streamlit run app.py` the test session owns, at a projector's 1920×1080, a laptop's 1280×800
+and a phone's 390×844 (its user agent): the figure is drawn for the room it has, no two of its
+texts overlap and none leaves it (the helpers of ``test_browser_layout``), the score panels
+stand side by side on a screen and one under the other on a phone, and the sentence above it
+quotes the runs.
+
+Waits are for page conditions, never for time; nothing is timed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_browser_layout import PANELS, assert_no_collisions, wait_drawn
+
+pytestmark = pytest.mark.browser
+
+PLOT = ".st-key-length .js-plotly-plot"
+# The loss panels' lines, as plotly.js drew them: one path per scheme and input length.
+LINES = """(s) => document.querySelector(s).querySelectorAll('.scatterlayer .trace').length"""
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "phone"),
+    [(1920, 1080, False), (1280, 800, False), (390, 844, True)],
+    ids=["1920", "1280", "phone"],
+)
+def test_the_length_tab_reads_at_every_size(
+    sized: Any, server_url: str, width: int, height: int, phone: bool
+) -> None:
+    page = sized(width, height, phone=phone)
+    page.goto(f"{server_url}/?tab=length")
+    wait_drawn(page, 2, PLOT)  # the two score heatmaps
+    assert page.get_by_text("Trained on 64 tokens and read on held-out text").count() == 1
+    assert page.evaluate(LINES, PLOT) > 15  # 5 schemes × 3 inputs, learned's, RoPE + YaRN's
+    assert_no_collisions(page, PLOT)
+    lefts = page.evaluate(PANELS, PLOT)
+    side_by_side = len({round(left) for left, _, _ in lefts}) > 1
+    assert side_by_side == (not phone), lefts
+    assert page.console_errors == []
