@@ -56,19 +56,14 @@ SENTENCE_EXTENSIONS: Final[tuple[tuple[str, float], ...]] = (
 _WIDTH: Final = 92  # the script's docstring lines
 
 _HEADER: Final = '''\
-"""Train short, test long, as posviz's Length view shows it: the book's GPT with {label}
-positions, trained at L = {context_length} tokens on {title} for {steps} steps, then read at
-{lengths} tokens on held-out text and on the training text; it prints the mean loss of the
-positions in each band (positions k·L/2 ... k·L-1 of an input of k·L) and its standard error.
+"""{intro}
 
 {settings}
 The classes are the book's, as posviz runs them: Sebastian Raschka, Build a Large Language
 Model (From Scratch), chapters 2-5; code under the Apache License 2.0,
 {book}
 Run it with: pip install torch tiktoken && python this_file.py [TEXT_FILE] [--digits N]
-(the text: TEXT_FILE, else posviz's copy where posviz is installed, else {file} beside this
-script, downloaded if missing; tiktoken downloads GPT-2's vocabulary on its first run, unless
-posviz is installed).
+{where}
 """
 
 from __future__ import annotations
@@ -78,7 +73,7 @@ from __future__ import annotations
 
 _SETTINGS: Final = """
 parser = argparse.ArgumentParser(description="Train short, test long: one length run.")
-parser.add_argument("text_file", nargs="?", help="the text ({file}); default: see above")
+parser.add_argument("text_file", nargs="?", help="the text's file ({file})")
 parser.add_argument("--digits", type=int, default=2, help="decimals printed (posviz: 2)")
 args = parser.parse_args()
 
@@ -139,13 +134,17 @@ held_out_ids = torch.tensor(vocabulary.encode(held_out_text, allowed_special={{"
 """
 
 _SCHEME: Final = """
-# {label} as posviz's scheme registry holds it (posviz.schemes.scheme({name!r})): the parts
-# SchemeGPTModel reads. It {acts}.
+# {label}: it {acts}.
+# The parts of its spec in posviz's registry (posviz.schemes.scheme({name!r})) that
+# SchemeGPTModel reads: learned, a table of learned rows added to the input (the book's
+# pos_emb); table, a formula's table added to the input; rotation, how queries and keys turn
+# in every head (theta, the Distance view's, is not read); bias, what is added to the scaled
+# scores.
 spec = SimpleNamespace(
-    learned={learned!r},  # an added table of learned rows (the book's pos_emb)
-    table={table},  # a formula's table added to the input
-    rotation={rotation},  # queries and keys rotated in every head (theta: not read here)
-    bias={bias},  # a bias added to the scaled scores
+    learned={learned!r},
+    table={table},
+    rotation={rotation},
+    bias={bias},
 )
 """
 
@@ -191,9 +190,10 @@ batch_losses = train_steps(
 # loss over positions k·L/2 ... k·L-1 (the band), then the bands' mean and standard error.
 texts = (
     ("held-out", held_out_ids[: read_tokens + 1]),  # the last 10 %: never seen
-    ("training", train_ids[: read_tokens + 1]),  # the start of what it learned
+    ("training", train_ids[: read_tokens + 1]),  # the start of the text it learned
 )
-variants = [("as trained", {{}})]  # RoPE's extensions: other options, no retraining
+# As trained; a rotating scheme again with each extension: other options, no retraining
+variants = [("as trained", {{}})]
 {variants}plain = dict(model.options)
 band_means = {{}}  # (text, variant, length): the band's mean loss
 rows = {{}}  # (text, variant): the bands' means and standard errors in words
@@ -249,6 +249,11 @@ _IMPORTS: Final = (
     "from types import SimpleNamespace",
     "import torch",
 )
+
+
+def _fill(words: str) -> str:
+    """``words`` in lines of the script's docstring."""
+    return textwrap.fill(words, width=_WIDTH, break_on_hyphens=False)
 
 
 def _text_file(config: LengthConfig) -> tuple[str, str, str, str]:
@@ -336,15 +341,23 @@ def length_script(
             for scaling, factor in extensions
         )
         settings += f" Read again with {read_again}, without retraining."
+    intro = (
+        f"Train short, test long, as posviz's Length view shows it: the book's GPT with "
+        f"{spec.label} positions, trained at L = {config.context_length} tokens on {title} for "
+        f"{config.steps:,} steps, then read at {', '.join(f'{n:,}' for n in lengths)} tokens on "
+        "held-out text and on the training text; it prints the mean loss of the positions in "
+        "each band (positions k·L/2 ... k·L-1 of an input of k·L) and its standard error."
+    )
+    where = (
+        f"(the text: TEXT_FILE, else posviz's copy where posviz is installed, else {file} "
+        "beside this script, downloaded if missing; tiktoken downloads GPT-2's vocabulary on "
+        "its first run, unless posviz is installed)."
+    )
     header = _HEADER.format(
-        label=spec.label,
-        context_length=config.context_length,
-        title=title,
-        steps=f"{config.steps:,}",
-        lengths=", ".join(f"{length:,}" for length in lengths),
-        settings=textwrap.fill(settings, width=_WIDTH, break_on_hyphens=False),
+        intro=_fill(intro),
+        settings=_fill(settings),
         book=BOOK_URL,
-        file=file,
+        where=_fill(where),
         imports=import_block({*_IMPORTS, *copied.imports}),
     )
     body = _SETTINGS.format(config=config, multiples=MULTIPLES, file=file, sha256=sha256, url=url)
