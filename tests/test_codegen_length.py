@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from reproduce import ROOT, offline_env
+from reproduce import ROOT, offline_env, run_beside_posviz
 
 from posviz.codegen.length import SENTENCE_EXTENSIONS, length_script
 from posviz.training.length import LengthConfig, LengthRun, train_length, variant_name
@@ -114,6 +114,23 @@ def test_the_script_refuses_a_text_that_is_not_the_runs(tmp_path: Path) -> None:
     result = _run(length_script(config), tmp_path, str(other))
     assert result.returncode != 0
     assert f"{other} has sha256" in result.stderr and "not the run's text" in result.stderr
+
+
+@pytest.mark.slow
+def test_beside_posviz_the_script_reads_its_text_and_tokenizer_without_importing_it(
+    tmp_path: Path,
+) -> None:
+    """No argument, an empty tiktoken cache, no network: posviz's copies, found on the path."""
+    config = LengthConfig(scheme="none", text="verdict", steps=2, **SMALL)
+    (tmp_path / "length_run.py").write_text(length_script(config), encoding="utf-8")
+    runner = (
+        "import runpy, sys; sys.argv = ['length_run.py'];"
+        "runpy.run_path('length_run.py', run_name='__main__'); print('posviz' in sys.modules)"
+    )
+    printed = run_beside_posviz(runner, tmp_path)
+    assert printed.splitlines()[-1] == "False"
+    assert len(_printed(printed)) == 6  # two texts at L, 2L, 4L
+    assert not (tmp_path / "the-verdict.txt").exists()  # read where posviz keeps it
 
 
 @pytest.mark.parametrize("scheme", ["learned", "sinusoidal", "none", "rope", "alibi", "t5"])
