@@ -68,6 +68,19 @@ def offline_tiktoken_cache(folder: Path) -> Path:
     return folder
 
 
+def offline_env(workdir: Path, *, no_proxy: str = "") -> dict[str, str]:
+    """The environment of a reader's interpreter: GPT-2's files in an offline tiktoken cache
+    (made in ``workdir``), no network but ``no_proxy``'s hosts, no posviz on the path."""
+    return {
+        **os.environ,
+        "TIKTOKEN_CACHE_DIR": str(offline_tiktoken_cache(workdir / "tiktoken-cache")),
+        "HTTPS_PROXY": "http://127.0.0.1:9",  # any download attempt fails at once
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "NO_PROXY": no_proxy,
+        "PYTHONPATH": "",  # the scripts must not need posviz
+    }
+
+
 def run_beside_posviz(code: str, workdir: Path, *, timeout: float = 300) -> str:
     """Run ``code`` in a fresh interpreter in ``workdir`` where posviz can be found (as where
     it is installed), with an empty tiktoken cache and no network (proxies at a closed port:
@@ -112,15 +125,7 @@ def run_scripts_saved(
         paths.append(str(path))
     out = workdir / "out"
     out.mkdir()
-    env = {
-        **os.environ,
-        "TIKTOKEN_CACHE_DIR": str(offline_tiktoken_cache(workdir / "tiktoken-cache")),
-        "POSVIZ_OUT": str(out),
-        "HTTPS_PROXY": "http://127.0.0.1:9",  # any download attempt fails at once
-        "HTTP_PROXY": "http://127.0.0.1:9",
-        "NO_PROXY": no_proxy,
-        "PYTHONPATH": "",  # the scripts must not need posviz
-    }
+    env = {**offline_env(workdir, no_proxy=no_proxy), "POSVIZ_OUT": str(out)}
     result = subprocess.run(
         [sys.executable, "-I", "-c", RUNNER, *paths],
         cwd=workdir,

@@ -20,9 +20,11 @@ from reproduce import ROOT, run_beside_posviz
 import posviz
 from posviz.codegen import embeddings
 from posviz.codegen._source import sources
+from posviz.codegen.length import length_script
 from posviz.config import SCHEMES, Settings
 from posviz.training.codegen import training_script
 from posviz.training.config import TrainingConfig
+from posviz.training.length import LengthConfig
 
 # Functions and classes the script templates write themselves: reading files and the Hub,
 # and the glue that calls posviz's functions. Nothing here computes a number posviz shows.
@@ -34,6 +36,8 @@ GLUE = {
     "shape_of",  # principal_components' results by name
     "head_scores",  # MultiHeadAttention.forward's steps up to the weights of one head
     "TextVocabulary",  # the training text's tokens (see REWRITTEN)
+    "text_path",  # which file the length script reads its text from
+    "progress",  # the length script's steps, on standard error
 }
 # Glue with a posviz namesake: posviz's TextVocabulary encodes through posviz.tokenizer (its
 # vendored files, a process-wide encoding); the script's through tiktoken's.
@@ -85,6 +89,8 @@ def _scripts() -> dict[str, str]:
     for view in ("geometry", "distance"):
         scripts[f"gpt2-{view}"] = embeddings.reproduction_script(gpt2, view=view)
     scripts["training"] = training_script(TrainingConfig(init="small"), step=10)
+    for scheme in SCHEMES:
+        scripts[f"{scheme}-length"] = length_script(LengthConfig(scheme=scheme, steps=10))
     return scripts
 
 

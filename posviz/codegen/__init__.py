@@ -10,6 +10,8 @@ formula in it is posviz's own function, copied by :func:`inspect.getsource`
 * :mod:`posviz.codegen.attention`: the Attention part;
 * :mod:`posviz.codegen._schemes`: what the script writes for a positional scheme, read from
   its :class:`~posviz.schemes.SchemeSpec`;
+* :mod:`posviz.codegen.length`: :func:`length_script`, the Length view's (issue 41): one length
+  run trained as ``posviz train --scheme`` trains it, and the band means it prints;
 * the Training view's script is :func:`posviz.training.codegen.training_script`.
 """
 
@@ -22,6 +24,7 @@ from posviz.codegen.embeddings import (
     reproduction_script,
     text_literal,
 )
+from posviz.codegen.length import length_script
 from posviz.codegen.shapes import CodeView
 
 __all__ = [
@@ -29,6 +32,7 @@ __all__ = [
     "BOOK_CH02_URL",
     "BOOK_CH03_URL",
     "CodeView",
+    "length_script",
     "reproduction_script",
     "text_literal",
 ]

@@ -22,6 +22,7 @@ ValueError: scheme must be one of learned, sinusoidal, none, rope, alibi, t5, go
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, assert_never, get_args
 
@@ -73,6 +74,7 @@ __all__ = [
     "ScoreBias",
     "alibi_slopes",
     "apply_scheme",
+    "bias_by_distance",
     "default_options",
     "option",
     "rope_angles",
@@ -210,9 +212,26 @@ def score_bias(
     if spec.bias is None:
         biasing = ", ".join(s.name for s in SCHEMES if s.biases_scores)
         raise ValueError(f"only {biasing} bias the scores, got {spec.name!r}")
+    return bias_by_distance(
+        spec.bias.per_distance, query_positions, key_positions, heads=heads, seed=seed, head=head
+    )
+
+
+def bias_by_distance(
+    per_distance: Callable[..., torch.Tensor],
+    query_positions: torch.Tensor,
+    key_positions: torch.Tensor,
+    *,
+    heads: int,
+    seed: int,
+    head: int | None = None,
+) -> torch.Tensor:
+    """:func:`score_bias` from a scheme's bias per distance (its ``ScoreBias.per_distance``):
+    computed once for every ``j - i`` that occurs and looked up, ``[H, n, m]`` (``[1, n, m]``
+    for one ``head``)."""
     relative = key_positions[None, :] - query_positions[:, None]  # [n, m]: j - i
     low = int(relative.min())
     values = torch.arange(low, int(relative.max()) + 1)  # [R]: every j - i that occurs
     chosen = slice(None) if head is None else slice(head, head + 1)
-    per_distance = spec.bias.per_distance(values, heads=heads, seed=seed)[chosen]  # [H, R]
-    return per_distance[:, relative - low]  # [H, n, m]
+    found = per_distance(values, heads=heads, seed=seed)[chosen]  # [H, R]
+    return found[:, relative - low]  # [H, n, m]

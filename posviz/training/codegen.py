@@ -25,7 +25,7 @@ import textwrap
 from typing import Final
 
 from posviz.codegen._source import import_block, sources
-from posviz.codegen._tokenizer import TOKENIZER_IMPORTS, tokenizer_part
+from posviz.codegen._tokenizer import TEXT_VOCABULARY, TOKENIZER_IMPORTS, tokenizer_part
 from posviz.distance import cosine_by_distance
 from posviz.lesson.training import two
 from posviz.tokenizer import gpt2_encoding
@@ -96,21 +96,7 @@ train_data, val_data = text_data[:split_idx], text_data[split_idx:]
 # and the text's vocabulary
 _VOCABULARY: Final = """
 {tokenizer}
-class TextVocabulary:
-    \"\"\"GPT-2's tokens of the text, numbered 0 … V-1 in the order of their GPT-2 ids (a
-    50,257-row table for 1,417 tokens makes every step about 8 times slower).\"\"\"
-
-    def __init__(self, texts):
-        found = set()
-        for text in texts:
-            found.update(tokenizer.encode(text))
-        self.gpt2_ids = sorted(found)
-        self.index = {{token_id: i for i, token_id in enumerate(self.gpt2_ids)}}
-
-    def encode(self, text, allowed_special=frozenset()):
-        token_ids = tokenizer.encode(text, allowed_special=allowed_special)
-        return [self.index[token_id] for token_id in token_ids]
-
+{vocabulary_class}
 
 vocabulary = TextVocabulary([train_data, val_data])
 """
@@ -261,5 +247,7 @@ def training_script(config: TrainingConfig, *, step: int, name: str = "") -> str
         small_std=SMALL_INIT_STD,
         far=min(FAR, config.context_length - 1),
     )
-    vocabulary = _VOCABULARY.format(tokenizer=tokenizer_part("tokenizer"))
+    vocabulary = _VOCABULARY.format(
+        tokenizer=tokenizer_part("tokenizer"), vocabulary_class=TEXT_VOCABULARY
+    )
     return f"{header}{body}\n\n{copied.text}\n{vocabulary}{training}"

@@ -46,6 +46,9 @@ TextName = Literal["shakespeare", "verdict"]
 TEXTS: Final[tuple[TextName, ...]] = ("shakespeare", "verdict")
 SHAKESPEARE_FILE: Final = "tinyshakespeare.txt"
 SHAKESPEARE_SHA256: Final = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
+SHAKESPEARE_URL: Final = (  # where tinyshakespeare-source.txt says it comes from
+    "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt"
+)
 MULTIPLES: Final = (1, 2, 4)  # the lengths read: L, 2L, 4L
 READINGS: Final = ("held-out", "training")
 # RoPE's context extensions read without retraining: (scaling, s); L₀ is the trained L.
@@ -138,13 +141,21 @@ class Reading:
     @property
     def band_mean(self) -> float:
         """The band's mean loss (NaN if it could not be read)."""
-        return float(self.band_loss.mean()) if self.band_loss.numel() else math.nan
+        return band_mean_and_error(self.band_loss)[0]
 
     @property
     def band_error(self) -> float:
         """The standard error of :attr:`band_mean` over the windows."""
-        n = self.band_loss.numel()
-        return float(self.band_loss.std(unbiased=True) / math.sqrt(n)) if n > 1 else math.nan
+        return band_mean_and_error(self.band_loss)[1]
+
+
+def band_mean_and_error(band_loss: torch.Tensor) -> tuple[float, float]:
+    """The mean of each window's band loss ``[windows]`` and its standard error over the
+    windows (NaN where there are too few)."""
+    n = band_loss.numel()
+    mean = float(band_loss.mean()) if n else math.nan
+    error = float(band_loss.std(unbiased=True) / math.sqrt(n)) if n > 1 else math.nan
+    return mean, error
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,6 +174,12 @@ class LengthRun:
             if (found.text, found.length, found.variant) == (text, length, variant):
                 return found
         raise KeyError((text, length, variant))
+
+
+def extension_options(scaling: str, factor: float, context_length: int) -> dict[str, OptionValue]:
+    """RoPE's options for the extension ``scaling`` by ``factor`` of a model trained at
+    ``context_length`` (L₀ = L)."""
+    return {"rope_scaling": scaling, "rope_factor": factor, "rope_original": context_length}
 
 
 def variant_name(scaling: str, factor: float) -> str:
@@ -232,11 +249,7 @@ def _readings(
         variants += [
             (
                 variant_name(scaling, factor),
-                {
-                    "rope_scaling": scaling,
-                    "rope_factor": factor,
-                    "rope_original": config.context_length,
-                },
+                extension_options(scaling, factor, config.context_length),
             )
             for scaling, factor in EXTENSIONS
         ]
@@ -287,29 +300,17 @@ def _train(
     model = SchemeGPTModel(config.model(vocabulary.vocab_size), scheme(config.scheme))
     if scheme(config.scheme).learned:
         init_positions(model, config.init)
-    optimizer = torch.optim.AdamW(
-        (p for p in model.parameters() if p.requires_grad),
-        lr=config.learning_rate,
-        weight_decay=config.weight_decay,
-    )
-    batches = training_batches(
+    batch_losses = train_steps(
+        model,
         train_ids,
+        steps=config.steps,
         context_length=config.context_length,
         batch_size=config.batch_size,
         seed=config.seed,
+        learning_rate=config.learning_rate,
+        weight_decay=config.weight_decay,
+        progress=progress,
     )
-    batch_losses = []
-    model.train()
-    for step in range(1, config.steps + 1):
-        inputs, targets = next(batches)
-        logits = model(inputs)  # [B, L, V]
-        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
-        optimizer.zero_grad()
-        loss.backward()  # type: ignore[no-untyped-call]
-        optimizer.step()
-        batch_losses.append(loss.item())
-        if progress is not None:
-            progress(step, config.steps)
     read = config.read_tokens + 1
     texts = (("held-out", held_out_ids[:read]), ("training", train_ids[:read]))
     return LengthRun(
@@ -318,6 +319,44 @@ def _train(
         batch_loss=torch.tensor(batch_losses, dtype=torch.float32),
         readings=tuple(_readings(model, config, texts, said)),
     )
+
+
+def train_steps(
+    model: SchemeGPTModel,
+    token_ids: torch.Tensor,
+    *,
+    steps: int,
+    context_length: int,
+    batch_size: int,
+    seed: int,
+    learning_rate: float,
+    weight_decay: float,
+    progress: Progress | None = None,
+) -> list[float]:
+    """Chapter 5's loop: AdamW on the parameters that learn, ``steps`` batches of
+    :func:`training_batches` of ``token_ids``, each step's batch loss (before its update);
+    ``progress(done, steps)`` after every step."""
+    optimizer = torch.optim.AdamW(
+        (p for p in model.parameters() if p.requires_grad),
+        lr=learning_rate,
+        weight_decay=weight_decay,
+    )
+    batches = training_batches(
+        token_ids, context_length=context_length, batch_size=batch_size, seed=seed
+    )
+    batch_losses = []
+    model.train()
+    for step in range(1, steps + 1):
+        inputs, targets = next(batches)
+        logits = model(inputs)  # [B, L, V]
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        optimizer.zero_grad()
+        loss.backward()  # type: ignore[no-untyped-call]
+        optimizer.step()
+        batch_losses.append(loss.item())
+        if progress is not None:
+            progress(step, steps)
+    return batch_losses
 
 
 def with_steps(config: LengthConfig, steps: int) -> LengthConfig:

@@ -28,14 +28,18 @@ torch.Size([1, 6, 10])
 
 from __future__ import annotations
 
+from typing import Final
+
 import torch
 from torch import nn
 
-from posviz.schemes import SchemeSpec, default_options, score_bias
+from posviz.schemes import SchemeSpec, bias_by_distance, default_options
 from posviz.schemes._spec import Options, OptionValue
 from posviz.training.model import GPTConfig, GPTModel, MultiHeadAttention
 
 BIAS_SEED = 0  # T5's table before training: t5_bias_table(seed=0), a generator of its own
+# Every scheme option at its registry default, as (name, value) pairs (a script writes them out)
+DEFAULT_OPTIONS: Final = tuple(default_options().items())
 
 
 class SchemeAttention(nn.Module):
@@ -68,7 +72,9 @@ class SchemeAttention(nn.Module):
         if self.bias_table is not None and bias.bucket is not None:  # a learned table
             relative = positions[None, :] - positions[:, None]  # [n, n]: j - i
             return self.bias_table[bias.bucket(relative)].permute(2, 0, 1)  # [heads, n, n]
-        fixed = score_bias(self.spec, positions, positions, heads=self.num_heads, seed=BIAS_SEED)
+        fixed = bias_by_distance(
+            bias.per_distance, positions, positions, heads=self.num_heads, seed=BIAS_SEED
+        )
         return fixed.to(dtype)  # [heads, n, n]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -107,7 +113,7 @@ class SchemeGPTModel(GPTModel):
     def __init__(self, cfg: GPTConfig, spec: SchemeSpec, options: Options | None = None) -> None:
         super().__init__(cfg)
         self.spec = spec
-        self.options: dict[str, OptionValue] = {**default_options(), **dict(options or {})}
+        self.options: dict[str, OptionValue] = {**dict(DEFAULT_OPTIONS), **dict(options or {})}
         self.bias_table: nn.Parameter | None = None
         table = None if spec.bias is None else spec.bias.table
         if table is not None:
