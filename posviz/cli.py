@@ -64,7 +64,7 @@ from typing import NoReturn
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from posviz.codegen import reproduction_script
+from posviz.codegen import reproduction_script, shown_script
 from posviz.config import (
     CONTEXT_LENGTH_RANGE,
     EMB_DIM_RANGE,
@@ -98,13 +98,14 @@ from posviz.plots.heatmaps import (
 )
 from posviz.plots.length import length_figure
 from posviz.plots.training import COMPONENT_VIEWS
-from posviz.schemes import OPTIONS, OptionValue, SchemeOption
+from posviz.schemes import OPTIONS, OptionValue, SchemeOption, scheme
 from posviz.schemes import SCHEMES as SCHEME_SPECS
 from posviz.scores import AttentionError, build_attention
 from posviz.tokenizer import TokenizerDataError
 from posviz.training.codegen import training_script
 from posviz.training.command import train_main
 from posviz.training.data import TrainingDataError
+from posviz.training.length import shipped_length_runs
 from posviz.training.length_view import build_length
 from posviz.training.runs import RunError, load_named_run
 from posviz.training.view import build_training
@@ -445,16 +446,21 @@ def _length_view(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     """``--view length``: train short, test long from the shipped length runs (nothing is
     trained): its figure and its sentences (RoPE's extension: ``--rope-scaling``,
     ``--rope-factor``; the sentence past L: ``--text``)."""
-    if args.csv or args.npy or args.compare or args.print_code:
-        parser.error("--view length draws a figure or its lesson: not --csv, --npy, --compare "
-                     "or --print-code")  # fmt: skip
+    if args.csv or args.npy or args.compare:
+        parser.error("--view length draws a figure, its lesson or its code: not --csv, --npy "
+                     "or --compare")  # fmt: skip
     settings = _settings(args, parser)
     try:
         view = build_length(settings)
     except SettingsError as error:
         parser.error(str(error))
+    if args.print_code:  # the run of --scheme: it trains it and prints the sentence's numbers
+        run = shipped_length_runs()[scheme(settings.scheme).name]
+        extension = (view.extension.scaling, view.extension.factor)
+        sys.stdout.write(shown_script(run.config, extension))
     if args.lesson:
-        sys.stdout.write("".join(f"{line}\n" for line in length_sentences(view)))
+        report = sys.stderr if args.print_code else sys.stdout
+        report.write("".join(f"{line}\n" for line in length_sentences(view)))
     if args.out is not None:
         figure = length_figure(view, lecture=args.lecture)
         _write(args.out, _figure_bytes(figure, args.out, args.width))

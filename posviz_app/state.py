@@ -94,6 +94,7 @@ EXAMPLE_PAIR: Final = "example_pair"  # the Word-order tab's example button
 TRAINING_PAUSE: Final = "training_pause"  # the Training tab's pause and play buttons
 TRAINING_PLAY: Final = "training_play"
 TRAINING_CODE: Final = "training_code"  # ... its script, behind an expander
+LENGTH_CODE: Final = "length_code"  # the Length tab's script of the run on screen (expander)
 DOWNLOAD_CSV: Final = "download_csv"  # the Download tab's buttons
 DOWNLOAD_NPY: Final = "download_npy"
 DOWNLOAD_HTML: Final = "download_html"

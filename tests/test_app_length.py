@@ -4,6 +4,7 @@ recomputed here from the shipped runs with numpy, and the scheme menu changes th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -88,3 +89,17 @@ def test_the_lecture_slides_ask_then_answer(app_test: AppFactory) -> None:
     text = "\n".join(str(m.value) for m in at.markdown)
     assert f"down from {band('rope', 256):.2f} to {band('rope', 256, 'yarn-4'):.2f}" in text
     assert set(lines(sent_figures(at)["length"])) == {"RoPE", "RoPE + YaRN (s\u00a0=\u00a04)"}
+
+
+def test_the_code_behind_the_numbers_is_the_sidebar_schemes_run(app_test: AppFactory) -> None:
+    """Opened, the tab's expander shows the script of the sidebar's scheme's run (T5's here):
+    no posviz import, T5's bias in the model, the seed and steps of the shipped run."""
+    at = ok(app_test({"tab": "length", "scheme": "t5"}))
+    assert not at.code  # closed: no script is built
+    at.session_state["length_code"] = True
+    ok(at.run())
+    (code,) = [c for c in at.code if "SchemeGPTModel" in str(c.value)]
+    script = str(code.value)
+    assert not re.search(r"^\s*(import|from)\s+posviz\b", script, re.MULTILINE)
+    assert re.search(r"^seed = 123$", script, re.MULTILINE), "the run's seed"
+    assert "bucket" in script  # T5's relative-position buckets

@@ -5,6 +5,7 @@ the same figure; the numbers are the shipped runs', read here with numpy."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -53,7 +54,7 @@ def test_length_takes_no_matrices(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["--view", "length", "--csv", "x.csv"])
     assert exit_info.value.code == 2
-    assert "--view length draws a figure or its lesson" in capsys.readouterr().err
+    assert "--view length draws a figure, its lesson or its code" in capsys.readouterr().err
 
 
 def test_the_notebook_shows_the_same_figure() -> None:
@@ -71,3 +72,25 @@ def test_the_notebook_draws_the_schemes_asked() -> None:
         posviz.show(view="distance", schemes=["alibi"])
     with pytest.raises(ValueError, match="schemes must be a list"):
         posviz.show(view="length", schemes="alibi")
+
+
+def test_print_code_writes_the_script_of_the_schemes_run(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``--print-code`` prints the script that trains ``--scheme``'s shipped run (its settings
+    are the command's defaults) and reads it with the extension shown besides the sentence's;
+    the lesson goes to stderr, so the script can be piped."""
+    from posviz.codegen import length_script
+    from posviz.training.length import LengthConfig
+
+    assert main(["--view", "length", "--scheme", "alibi", "--print-code", "--lesson"]) == 0
+    printed = capsys.readouterr()
+    assert printed.out == length_script(LengthConfig(scheme="alibi"))
+    assert not re.search(r"^\s*(import|from)\s+posviz\b", printed.out, re.MULTILINE)
+    assert f"ALiBi {band('alibi', 256):.2f}" in printed.err
+
+    argv = ["--view", "length", "--scheme", "rope", "--rope-scaling", "llama3", "--rope-factor"]
+    assert main([*argv, "2", "--print-code"]) == 0
+    script = capsys.readouterr().out
+    for variant in ("'ntk-4'", "'yarn-4'", "'linear-4'", "'llama3-2'"):
+        assert variant in script, variant

@@ -11,7 +11,8 @@ formula in it is posviz's own function, copied by :func:`inspect.getsource`
 * :mod:`posviz.codegen._schemes`: what the script writes for a positional scheme, read from
   its :class:`~posviz.schemes.SchemeSpec`;
 * :mod:`posviz.codegen.length`: :func:`length_script`, the Length view's (issue 41): one length
-  run trained as ``posviz train --scheme`` trains it, and the band means it prints;
+  run trained as ``posviz train --scheme`` trains it, and the band means it prints
+  (:func:`shown_script`: with the extension the view shows);
 * the Training view's script is :func:`posviz.training.codegen.training_script`.
 """
 
@@ -24,7 +25,7 @@ from posviz.codegen.embeddings import (
     reproduction_script,
     text_literal,
 )
-from posviz.codegen.length import length_script
+from posviz.codegen.length import length_script, shown_script
 from posviz.codegen.shapes import CodeView
 
 __all__ = [
@@ -34,5 +35,6 @@ __all__ = [
     "CodeView",
     "length_script",
     "reproduction_script",
+    "shown_script",
     "text_literal",
 ]

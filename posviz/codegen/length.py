@@ -370,3 +370,14 @@ def length_script(
         )
     training = _TRAIN.format(config=config, label=spec.label, variants=variants)
     return f"{header}{body}\n\n{copied.text}\n{data}{scheme_code}{training}"
+
+
+def shown_script(config: LengthConfig, extension: tuple[str, float]) -> str:
+    """The script behind the Length view's numbers for ``config``'s run: the extensions the
+    sentence quotes and ``extension``, the one the view shows (RoPE's run only).
+
+    >>> script = shown_script(LengthConfig(scheme="rope", steps=5), ("llama3", 2.0))
+    >>> "'llama3-2'" in script, "'yarn-4'" in script
+    (True, True)
+    """
+    return length_script(config, extensions=tuple(dict.fromkeys((*SENTENCE_EXTENSIONS, extension))))

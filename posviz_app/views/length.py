@@ -17,9 +17,11 @@ from typing import Final
 
 import streamlit as st
 
+from posviz.codegen import shown_script
 from posviz.lesson import length as length_lesson
 from posviz.lesson.lecture import LENGTH_STEPS, Slide
 from posviz.plots.length import length_chart
+from posviz.schemes import scheme
 from posviz.training.length_view import (
     LengthView,
     build_length,
@@ -81,6 +83,25 @@ def _chart(room: Room, schemes: tuple[str, ...]) -> None:
     ):
         st.markdown(paragraph)
     st.caption(length_lesson.limits_note(view))
+    _code(room, view)
+
+
+def _code(room: Room, view: LengthView) -> None:
+    """The plain-torch script of the sidebar's scheme's run: it trains the run and prints the
+    band means the sentence quotes (RoPE's with the extension shown), behind an expander."""
+    shown = scheme(room.settings.scheme)
+    run = length_runs().get(shown.name)
+    code = st.expander("The code behind these numbers", key=state.LENGTH_CODE, on_change="rerun")
+    if run is None or not code.open:
+        return
+    with code:
+        st.caption(
+            f"{shown.label}'s run (the scheme in the sidebar; choose another there for its "
+            "script): trains the book's GPT as `posviz train --scheme` does (about 8 minutes "
+            "on one thread) and prints each band's mean loss."
+        )
+        extension = (view.extension.scaling, view.extension.factor)
+        st.code(shown_script(run.config, extension), language="python")
 
 
 @chart_room
