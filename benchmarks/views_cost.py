@@ -217,6 +217,11 @@ def chart_bytes(at: object) -> int:
     )
 
 
+# The Length tab's change (issue 41: no more than a key press, at most 1.5 MB): its scheme menu
+# from all six runs to two, to four, back to two.
+LENGTH_CHOICES = (["alibi", "rope"], ["alibi", "rope", "sinusoidal", "none"], ["alibi", "rope"])
+
+
 def key_press_rows(reps: int) -> list[list[object]]:
     """What a step change of the Training tab costs the server beside a key press on the main
     view (issue 26: no more), both through the page (AppTest), at the page's defaults: the
@@ -230,6 +235,7 @@ def key_press_rows(reps: int) -> list[list[object]]:
     for view, query, widget, values in (
         ("embeddings", {"text": text}, "window", (1, 2, 1)),
         ("training", {"tab": "training", "train_step": "600"}, "train_step", (650, 700, 650)),
+        ("length", {"tab": "length"}, "length_schemes", LENGTH_CHOICES),
     ):
         cold, warm, size = [], [], 0
         for _ in range(reps):
@@ -241,6 +247,8 @@ def key_press_rows(reps: int) -> list[list[object]]:
                 control = (
                     at.slider(key=widget)
                     if widget == "window"
+                    else at.multiselect(key=widget)
+                    if widget == "length_schemes"
                     else next(s for s in at.select_slider if s.key == widget)
                 )
                 start = time.process_time()
@@ -250,8 +258,8 @@ def key_press_rows(reps: int) -> list[list[object]]:
                     raise RuntimeError([e.value for e in (*at.exception, *at.error)])
             size = chart_bytes(at)
         found.append(
-            ["app", view, "init" if view == "embeddings" else "small-init",
-             "key press" if view == "embeddings" else "step change",
+            ["app", view, {"embeddings": "init", "training": "small-init"}.get(view, "shipped"),
+             {"embeddings": "key press", "training": "step change"}.get(view, "schemes change"),
              f"{statistics.median(cold):.1f}", f"{statistics.median(warm):.1f}", f"{size:,}"]
         )  # fmt: skip
     return found
@@ -297,6 +305,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="T = 128, d = 64, 2 repeats")
     parser.add_argument("--reps", type=int, default=None, help="repeats per row (default 5)")
     parser.add_argument("--no-app", action="store_true", help="the core path only")
+    parser.add_argument(
+        "--key-presses",
+        action="store_true",
+        help="only the page's key press, Training step and Length tab change (AppTest)",
+    )
     parser.add_argument("--docs", action="store_true", help="write the table into docs/")
     args = parser.parse_args(argv)
     rows, emb_dim = (128, 64) if args.quick else (1024, 768)
@@ -305,6 +318,19 @@ def main(argv: list[str] | None = None) -> None:
     started = report.start()
     print(f"load average: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs; "
           f"T = {rows}, d = {emb_dim}, median of {reps}")  # fmt: skip
+    if args.key_presses:
+        found = key_press_rows(reps)
+        report.print_columns(HEADER, found, right=True)
+        if args.docs:
+            body = (
+                "A key press on the main view, a Training step and a Length tab change through "
+                f"the page (AppTest), median of {reps}:\n\n{report.table(HEADER, found)}"
+            )
+            command = "python benchmarks/views_cost.py " + " ".join(argv or sys.argv[1:])
+            report.write_block(
+                "views_cost key presses", body, when=report.stamp(started), command=command
+            )
+        return
     found = core_rows(rows, emb_dim, reps) + training_rows(reps)
     if not args.no_app:
         found += app_rows(rows, emb_dim, reps) + key_press_rows(reps)
