@@ -450,12 +450,13 @@ def _length_view(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         parser.error("--view length draws a figure, its lesson or its code: not --csv, --npy "
                      "or --compare")  # fmt: skip
     settings = _settings(args, parser)
+    runs = shipped_length_runs()  # read once: the view's curves and --print-code's run
     try:
-        view = build_length(settings)
+        view = build_length(settings, runs=runs)
     except SettingsError as error:
         parser.error(str(error))
     if args.print_code:  # the run of --scheme: it trains it and prints the sentence's numbers
-        run = shipped_length_runs()[scheme(settings.scheme).name]
+        run = runs[scheme(settings.scheme).name]
         extension = (view.extension.scaling, view.extension.factor)
         sys.stdout.write(shown_script(run.config, extension))
     if args.lesson:
