@@ -2,7 +2,7 @@
 
 The readings are checked against losses this test computes itself (the model's logits and
 ``cross_entropy`` per window, by hand); the shipped runs against a retraining of their first
-steps with the command's settings (1e-5: one torch thread sums in one order).
+steps with the command's settings (1e-5), and one thread against two bit for bit.
 """
 
 from __future__ import annotations
@@ -138,6 +138,18 @@ def test_the_shipped_runs_reproduce_from_the_commands_first_steps(name: str) -> 
     steps = RETRAINED.get(name, 25)
     again = train_length(dataclasses.replace(with_steps(run.config, steps), read_tokens=4 * 64 + 1))
     assert torch.allclose(again.batch_loss, run.batch_loss[:steps], rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["rope", "t5"])
+def test_one_and_two_threads_give_the_same_bits(name: str) -> None:
+    """The runs are made with two threads (this machine's cores); on its CPU one thread gives
+    the same bits: a few steps at the shipped settings and their readings."""
+    config = dataclasses.replace(with_steps(LengthConfig(scheme=name), 6), read_tokens=4 * 64 + 1)
+    one, two = (train_length(dataclasses.replace(config, threads=n)) for n in (1, 2))
+    assert torch.equal(one.batch_loss, two.batch_loss)
+    for first, second in zip(one.readings, two.readings, strict=True):
+        assert torch.equal(first.position_loss, second.position_loss), first.variant
+        assert torch.equal(first.band_loss, second.band_loss), first.variant
 
 
 # --- the guide's table, recomputed from the shipped files with numpy alone --------------------

@@ -38,6 +38,7 @@ import torch
 
 from posviz.schemes import SCHEMES, SchemeName, scheme
 from posviz.schemes._spec import OptionValue
+from posviz.training.config import MAX_THREADS
 from posviz.training.data import TextVocabulary, TrainingDataError, split_text, the_verdict
 from posviz.training.model import GPTConfig, PositionInit, init_positions
 from posviz.training.positional import SchemeGPTModel
@@ -57,7 +58,7 @@ EXTENSIONS: Final[tuple[tuple[str, float], ...]] = tuple(
     for scaling in ("ntk", "yarn", "linear", "llama3", "dynamic")
     for factor in (2.0, 4.0)
 )
-EVAL_BATCH: Final = 8  # windows per forward pass when reading (no effect on the numbers)
+EVAL_TOKENS: Final = 512  # tokens per forward pass when reading (the numbers do not change)
 
 Progress = Callable[[int, int], None]  # (steps done, steps in all)
 
@@ -95,7 +96,9 @@ class LengthConfig:
     batch_size: int = 8
     train_ratio: float = 0.9
     read_tokens: int = 33_000  # tokens of each text read at every length
-    threads: int = 1
+    # torch.set_num_threads: two, as this machine has; on its CPU one and two threads give the
+    # same bits (tests/test_training_length.py checks it), two take 0.65 of the time
+    threads: int = 2
 
     def model(self, vocab_size: int) -> GPTConfig:
         """The model's config, with the vocabulary of the text."""
@@ -118,6 +121,10 @@ class LengthConfig:
         if not 2 <= self.context_length <= 1024:
             raise ValueError(
                 f"context_length must be a whole number from 2 to 1024, got {self.context_length}"
+            )
+        if not 1 <= self.threads <= MAX_THREADS:
+            raise ValueError(
+                f"threads must be a whole number from 1 to {MAX_THREADS}, got {self.threads}"
             )
         if self.read_tokens < 4 * self.context_length + 1:
             raise ValueError(
@@ -224,13 +231,14 @@ def read_model(
     rows = token_ids[: windows * length + 1]
     inputs = rows[:-1].view(windows, length)
     targets = rows[1:].view(windows, length)
+    batch = max(1, EVAL_TOKENS // length)  # windows per forward pass
     losses = []
     model.eval()
     with torch.no_grad():
-        for first in range(0, windows, EVAL_BATCH):
-            logits = model(inputs[first : first + EVAL_BATCH])  # [b, length, V]
+        for first in range(0, windows, batch):
+            logits = model(inputs[first : first + batch])  # [b, length, V]
             log_probs = torch.log_softmax(logits, dim=-1)  # cross_entropy's, per token
-            chosen = targets[first : first + EVAL_BATCH, :, None]  # [b, length, 1]
+            chosen = targets[first : first + batch, :, None]  # [b, length, 1]
             loss = -log_probs.gather(-1, chosen)[..., 0]  # [b, length]
             losses.append(loss.view(-1, length).double())
     per_window = torch.cat(losses)  # [windows, length]
