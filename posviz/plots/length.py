@@ -112,6 +112,19 @@ def _loss_range(view: LengthView) -> tuple[float, float]:
     return (float(np.floor(joined.min() * 10) / 10 - 0.1), float(np.ceil(joined.max() * 10) / 10))
 
 
+NOTE_TOP: Final = 0.98  # where a loss panel's notes start (the panel's height is 1)
+
+
+def note_band(lines: int, font_px: float, plot_px: float) -> float:
+    """The share of a loss panel's height its notes take from :data:`NOTE_TOP` down, with a
+    line's height of 1.3 font sizes and room below (``lines`` lines of ``font_px``).
+
+    >>> round(note_band(2, 20, 400), 3)  # 0.02 + (2 · 26 + 10) / 400
+    0.175
+    """
+    return (1 - NOTE_TOP) + (lines * 1.3 * font_px + 10) / plot_px
+
+
 def smoothed(values: np.ndarray) -> np.ndarray:
     """The mean of the :data:`SMOOTH` positions ``p − SMOOTH + 1 … p`` at each ``p`` from
     ``SMOOTH − 1`` on (float64): one position's loss over a few hundred windows is noisy.
@@ -219,31 +232,41 @@ class _Room:
 
 
 def _loss_panel(
-    view: LengthView, length: int, panel: _Panel, room: _Room, *, seen: set[str]
+    view: LengthView,
+    length: int,
+    panel: _Panel,
+    room: _Room,
+    *,
+    seen: set[str],
+    plot_px: float,
 ) -> tuple[dict[str, dict[str, object]], list[str]]:
     """One input length's loss by position: a line per scheme (RoPE with the extension
-    dashed), the trained length marked, a table that ends annotated with torch's words. Its
-    axes and the schemes that ended."""
+    dashed), the trained length marked, a table that ends annotated with torch's words in a
+    band of its own above the curves (``plot_px``: the panel's height). Its axes and the
+    schemes that ended."""
     sizes, L, longest, ext = room.sizes, view.context_length, view.longest, view.extension
     axes = xy_axes(panel.x, panel.y, panel.names, ("position", "loss"), sizes)
     axes[panel.names[0]]["range"] = [-1, longest]
-    axes[panel.names[1]]["range"] = list(_loss_range(view))
+    low, high = _loss_range(view)
+    axes[panel.names[1]]["range"] = [low, high]
     ended: list[str] = []
+    note_lines = 0
     for curves in view.curves:
         reading = next(r for r in curves.readings if r.length == length)
         label = _scheme_name(curves.spec.label)
         if reading.error:
             ended.append(curves.spec.name)
             width = room.plot_width * (1 - (L + longest * 0.02) / longest) - 12
-            words = wrap_title(
-                for_plotly(f"{label} ends at {L}: {reading.error}"),
-                width=width,
-                font_size=sizes.text,
-            )
+            said = f"{label} ends at {L}: {reading.error}"
+            words = wrap_title(for_plotly(said), width=width, font_size=sizes.text)
+            if words.count("<br>") > 1:  # a narrow plot: the error's name only
+                said = f"{label} ends at {L}: {reading.error.partition(':')[0]}"
+                words = wrap_title(for_plotly(said), width=width, font_size=sizes.text)
             panel.annotations.append(
-                _note(words, L + longest * 0.02, 0.92, panel.domain, sizes.text,
+                _note(words, L + longest * 0.02, NOTE_TOP, panel.domain, sizes.text,
                       xanchor="left", yanchor="top")
             )  # fmt: skip
+            note_lines += words.count("<br>") + 1
             continue
         lines = [(reading, label, "solid")]
         if curves.spec.rotation is not None and ext.in_runs:
@@ -256,6 +279,9 @@ def _loss_panel(
                 _line(values, name, panel.refs, colour, dash=dash, legend=name not in seen)
             )
             seen.add(name)
+    if note_lines:  # the curves stay under the notes: the axis rises by the notes' height
+        share = min(note_band(note_lines, sizes.text, plot_px), 0.5)
+        axes[panel.names[1]]["range"] = [low, low + (high - low) / (1 - share)]
     panel.shapes.append(_vertical(L - 0.5, panel.refs))
     panel.annotations.append(
         _note(f"L\u00a0=\u00a0{L}", L + longest * 0.01, 0.04, panel.domain, sizes.text,
@@ -468,8 +494,9 @@ def length_chart(
             panel = _Panel(number, x, (max(low, 0.0), min(high, 1.0)), traces, annotations, shapes)
             if name.startswith("loss-"):
                 axes, gone = _loss_panel(
-                    view, int(name.removeprefix("loss-")), panel, room, seen=seen
-                )
+                    view, int(name.removeprefix("loss-")), panel, room, seen=seen,
+                    plot_px=band.plot,
+                )  # fmt: skip
                 ended += [scheme for scheme in gone if scheme not in ended]
             elif name == "wavelengths":
                 axes = _wavelength_panel(view, panel, room)
