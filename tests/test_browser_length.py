@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_browser_layout import PANELS, assert_no_collisions, wait_drawn
+from test_browser_layout import PANELS, assert_no_collisions, wait_drawn, wait_step
 
 pytestmark = pytest.mark.browser
 
@@ -39,4 +39,51 @@ def test_the_length_tab_reads_at_every_size(
     lefts = page.evaluate(PANELS, PLOT)
     side_by_side = len({round(left) for left, _, _ in lefts}) > 1
     assert side_by_side == (not phone), lefts
+    assert page.console_errors == []
+
+
+# Each "… ends at 64: IndexError" note of a loss panel (wrapped or not), in every chart on the
+# page: the bottom of its box and the top of the curves drawn in its panel (the highest point of
+# any line there), in page pixels.
+NOTE_AND_CURVES = """() => {
+    const found = [];
+    document.querySelectorAll('.js-plotly-plot').forEach((gd) => {
+        const top = gd.getBoundingClientRect().top;
+        (gd.layout.annotations || []).forEach((note, i) => {
+            if (!String(note.text).includes('IndexError')) return;
+            const axis = String(note.yref).split(' ')[0];
+            const ax = gd._fullLayout['yaxis' + axis.slice(1)];
+            const ys = gd._fullData.filter(t => t.yaxis === axis && t.type === 'scatter')
+                .flatMap(t => Array.from(t.y)).filter(y => Number.isFinite(y));
+            const box = gd.querySelector(`.annotation[data-index="${i}"]`)
+                .getBoundingClientRect();
+            found.push([box.bottom, top + ax._offset + ax.l2p(Math.max(...ys)), note.text]);
+        });
+    });
+    return found;
+}"""
+
+
+@pytest.mark.parametrize(
+    ("query", "width", "height", "phone"),
+    [
+        ("lecture=1&step=24", 1280, 720, False),
+        ("lecture=1&step=24", 390, 844, True),
+        ("tab=length", 1280, 800, False),
+    ],
+    ids=["slide-1280x720", "slide-phone", "tab-1280x800"],
+)
+def test_the_learned_tables_end_is_noted_above_the_curves(
+    sized: Any, server_url: str, query: str, width: int, height: int, phone: bool
+) -> None:
+    page = sized(width, height, phone=phone)
+    page.goto(f"{server_url}/?{query}")
+    if query.startswith("lecture"):
+        wait_step(page, 24)
+    else:
+        wait_drawn(page, 2, PLOT)
+    found = page.evaluate(NOTE_AND_CURVES)
+    assert found, "no IndexError note drawn"
+    for bottom, curves_top, text in found:
+        assert bottom <= curves_top + 1, (text, bottom, curves_top)
     assert page.console_errors == []
