@@ -117,8 +117,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.docs:
         command = "python benchmarks/training_time.py " + " ".join(argv or sys.argv[1:])
         body = (
-            "Each shipped run made again by its own command, in a fresh process (one torch "
-            "thread; 1,500 steps, 3,000 for a Length view run, `--scheme`):\n\n"
+            "Each shipped run made again by its own command, in a fresh process (1,500 steps "
+            "on one torch thread; a Length view run, `--scheme`, 3,000 steps on two):\n\n"
             f"{report.table(HEADER, rows)}"
         )
         block = "training_time length" if args.length else "training_time"
