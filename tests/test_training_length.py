@@ -141,15 +141,17 @@ def test_the_shipped_runs_reproduce_from_the_commands_first_steps(name: str) -> 
 
 
 @pytest.mark.parametrize("name", ["rope", "t5"])
-def test_one_and_two_threads_give_the_same_bits(name: str) -> None:
-    """The runs are made with two threads (this machine's cores); on its CPU one thread gives
-    the same bits: a few steps at the shipped settings and their readings."""
+def test_one_and_two_threads_agree(name: str) -> None:
+    """The runs are made with two threads (this machine's cores); one thread gives the same
+    numbers within 1e-5, the tolerance the shipped runs are reproduced to (the same bits on the
+    AMD EPYC they were checked on, 2e-6 apart on an Intel Xeon with AVX512 kernels): a few
+    steps at the shipped settings and their readings."""
     config = dataclasses.replace(with_steps(LengthConfig(scheme=name), 6), read_tokens=4 * 64 + 1)
     one, two = (train_length(dataclasses.replace(config, threads=n)) for n in (1, 2))
-    assert torch.equal(one.batch_loss, two.batch_loss)
+    assert torch.allclose(one.batch_loss, two.batch_loss, rtol=0, atol=1e-5)
     for first, second in zip(one.readings, two.readings, strict=True):
-        assert torch.equal(first.position_loss, second.position_loss), first.variant
-        assert torch.equal(first.band_loss, second.band_loss), first.variant
+        assert torch.allclose(first.position_loss, second.position_loss, rtol=0, atol=1e-5)
+        assert torch.allclose(first.band_loss, second.band_loss, rtol=0, atol=1e-5)
 
 
 # --- the guide's table, recomputed from the shipped files with numpy alone --------------------

@@ -126,8 +126,8 @@ def build_train_parser(
         type=int,
         help=f"torch.set_num_threads, 1-{MAX_THREADS} (default {default.threads}: the same "
         "numbers on any machine; more threads give other roundings; with --scheme "
-        f"{length.threads}: on this project's CPU the same bits as one thread, in 0.65 of the "
-        "time)",
+        f"{length.threads}: within 1e-5 of one thread (the same bits on some CPUs), in 0.65 "
+        "of the time)",
     )
     parser.add_argument(
         "--out", type=Path, required=True, help=f"the run file to write (NAME{RUN_SUFFIX})"
