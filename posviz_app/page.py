@@ -78,7 +78,8 @@ def trained_or_init(*, from_link: bool) -> Gpt2Embeddings | None:
     page that fails leaves the link of the view it restores."""
     if state.weights() != "gpt2":
         return None
-    trained = gpt2_tables()
+    with runtime.slot_released():  # a download, or a wait for another session's
+        trained = gpt2_tables()
     if isinstance(trained, Gpt2Embeddings):
         state.set_tables_commit(trained.commit)
         return trained
@@ -227,15 +228,15 @@ def main() -> None:
     if in_lecture:
         state.send_sidebar_values()
     settings = sidebar(lecture=in_lecture)
-    with runtime.view_slot():  # at most VIEW_SLOTS views computed at once: bounded memory
-        view_page(settings, trained, link_notices=link_notices, top=top)
+    view_page(settings, trained, link_notices=link_notices, top=top)
 
 
 def run() -> None:
     """One script run: the page, with a message (never a traceback) if anything fails."""
     runtime.prepare()
     try:
-        main()
+        with runtime.run_slot():  # one run at a time does its work (the GIL's hand-overs)
+            main()
     except Exception:  # last line of defence: a message; the traceback goes to the log
         runtime.LOGGER.exception("unexpected error in a script run")
         st.error(

@@ -89,8 +89,8 @@ class _Kept:
 
 def chart_room(draw: Callable[P, None], *, run_every: float | None = None) -> Callable[P, None]:
     """``draw`` as a fragment of the page (it reruns alone when its chart reports its size, and
-    every ``run_every`` seconds if given: the Training tab's play button), holding one of the
-    server's view slots while it computes, and showing a message, never a traceback, if it
+    every ``run_every`` seconds if given: the Training tab's play button), holding the
+    server's run slot while it computes, and showing a message, never a traceback, if it
     fails (Streamlit calls a fragment outside the page's own handler). Its rooms are kept
     without their views (:class:`_Kept`)."""
 
@@ -99,7 +99,7 @@ def chart_room(draw: Callable[P, None], *, run_every: float | None = None) -> Ca
         # window's height; the fragment's own container would space them as a tab does.
         first = kept[0] if kept else None
         lecture = isinstance(first, Room | _Kept) and first.slide is not None
-        with runtime.view_slot(), st.container(gap="xsmall" if lecture else "small"):
+        with runtime.run_slot(), st.container(gap="xsmall" if lecture else "small"):
             try:
                 draw(*(_Kept.room(value) for value in kept), **kwargs)  # type: ignore[arg-type]
             except Exception:

@@ -11,8 +11,8 @@ smallest change that works, each covered by a test against the real server
 * **No outbound traffic** (:func:`_no_ip_lookup`).
 * **The long-lived heap is frozen** after the first run, and each run collects only its own
   young garbage (:func:`run_finished`).
-* **Freed memory goes back to the system** (:func:`bound_malloc`), and **at most
-  :data:`VIEW_SLOTS` views are computed at once** (:func:`view_slot`).
+* **Freed memory goes back to the system** (:func:`bound_malloc`), and **one run at a time
+  does its work** (:data:`RUN_SLOTS`, :func:`run_slot`).
 
 :data:`LOGGER` writes to the server's log in Streamlit's format, at Streamlit's log level.
 """
@@ -137,23 +137,29 @@ def bound_malloc() -> bool:
     )
 
 
-VIEW_SLOTS: Final = 2  # script runs that compute a view at the same moment (2 cores)
-_view_slots: Final = threading.BoundedSemaphore(VIEW_SLOTS)
-_holder: Final = threading.local()  # depth: how many view_slot() the thread is inside
+# Script runs that do their work at the same moment (see run_slot); the server's environment
+# may set POSVIZ_RUN_SLOTS to another number, to measure the difference.
+RUN_SLOTS: Final = max(1, int(os.environ.get("POSVIZ_RUN_SLOTS", "1") or 1))
+_run_slots: Final = threading.BoundedSemaphore(RUN_SLOTS)
+_holder: Final = threading.local()  # depth: how many run_slot() the thread is inside
 
 
 @contextmanager
-def view_slot() -> Iterator[None]:
-    """Hold one of :data:`VIEW_SLOTS` while a run computes and draws its view.
+def run_slot() -> Iterator[None]:
+    """Hold one of :data:`RUN_SLOTS` while a run draws the page (or a fragment its view).
 
-    Every session's script runs in its own thread, and a big view (T = 1,024, d = 768: three
-    [1024, 768] matrices, the figure, its 1.4 MB of JSON and protobuf) holds about 25 MB while
-    it is computed. Eight sessions computing at once held 200 MB more than two at a time, for
-    nothing: the runs share two cores and the GIL, so they finish no sooner together than in
-    turn (each waits for a slot in arrival order instead of sharing the CPU eight ways). The
-    slots bound the server's peak by memory of two runs, whatever the class does
-    (benchmarks/loadtest.py, scenario ``explore``). A thread that holds one already (a view's
-    fragment drawn within its page's run) goes on: one run, one slot.
+    Every session's script runs in its own thread, and all of them share one GIL. With a
+    class changing settings (benchmarks/loadtest.py ``steady``, 100 sessions, a second to read
+    each view) forty runs at once took turns with the GIL every few milliseconds, each handing
+    it over for every message it sent: the server did 61-65 reruns a second at 80 % of a
+    core, p95 0.87-1.01 s. One run at a time, the others waiting in turn, does the same work
+    with fewer hand-overs: 84-86 reruns a second, p95 0.26-0.33 s, 10-11 ms of CPU a rerun
+    instead of 12 (docs/performance.md). It also bounds memory: a big view (T = 1,024,
+    d = 768: three [1024, 768] matrices, the figure, its 1.4 MB of JSON and protobuf) holds
+    about 25 MB while it is drawn, and eight at once held 200 MB more than two (scenario
+    ``explore``). A thread that holds a slot already (a view's fragment drawn within its
+    page's run) goes on: one run, one slot. A run that waits for something other than the CPU
+    (GPT-2's download) gives its slot up meanwhile (:func:`slot_released`).
     """
     if getattr(_holder, "depth", 0):  # this thread holds one: a fragment of its run
         _holder.depth += 1
@@ -162,12 +168,29 @@ def view_slot() -> Iterator[None]:
         finally:
             _holder.depth -= 1
         return
-    with _view_slots:
+    with _run_slots:
         _holder.depth = 1
         try:
             yield
         finally:
             _holder.depth = 0
+
+
+@contextmanager
+def slot_released() -> Iterator[None]:
+    """Let another run have this thread's slot while it waits for the network or for another
+    session's download (a lock), and take a slot again after; as is where it holds none."""
+    depth = getattr(_holder, "depth", 0)
+    if not depth:
+        yield
+        return
+    _holder.depth = 0
+    _run_slots.release()
+    try:
+        yield
+    finally:
+        _run_slots.acquire()
+        _holder.depth = depth
 
 
 # --- rerun floods ---------------------------------------------------------------------------

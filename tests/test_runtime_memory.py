@@ -1,5 +1,6 @@
-"""posviz_app.runtime's memory bounds: glibc's malloc told to give memory back, and at most
-VIEW_SLOTS views computed at once (the load test's ``explore`` scenario measures the peak)."""
+"""posviz_app.runtime's bounds: glibc's malloc told to give memory back, and one script run at
+a time doing its work (the load test's ``steady`` scenario measures the latency it buys, and
+``explore`` the peak memory), a run that waits for a download giving its slot up meanwhile."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def test_malloc_is_bounded_on_glibc() -> None:
     assert runtime._malloc_trim is not None and runtime._malloc_trim(0) in (0, 1)
 
 
-def test_at_most_view_slots_views_are_computed_at_once() -> None:
+def test_one_run_at_a_time_does_its_work() -> None:
     inside, most, lock = 0, 0, threading.Lock()
     go = threading.Barrier(6, timeout=30)
     release = threading.Event()
@@ -24,7 +25,7 @@ def test_at_most_view_slots_views_are_computed_at_once() -> None:
     def run() -> None:
         nonlocal inside, most
         go.wait()
-        with runtime.view_slot():
+        with runtime.run_slot():
             with lock:
                 inside += 1
                 most = max(most, inside)
@@ -37,4 +38,32 @@ def test_at_most_view_slots_views_are_computed_at_once() -> None:
         thread.start()
     for thread in threads:
         thread.join(timeout=30)
-    assert most == runtime.VIEW_SLOTS == 2
+    assert most == runtime.RUN_SLOTS == 1
+
+
+def test_a_run_that_waits_for_a_download_lets_another_run_go() -> None:
+    other_ran = threading.Event()
+    order: list[str] = []
+
+    def other() -> None:
+        with runtime.run_slot():
+            order.append("other")
+            other_ran.set()
+
+    with runtime.run_slot():
+        order.append("first")
+        with runtime.slot_released():  # the download: another run may go meanwhile
+            thread = threading.Thread(target=other)
+            thread.start()
+            assert other_ran.wait(timeout=30), "the other run never got the slot"
+        thread.join(timeout=30)
+        with runtime.run_slot():  # the slot is this thread's again: a fragment goes straight on
+            order.append("first again")
+    assert order == ["first", "other", "first again"]
+
+
+def test_a_thread_without_a_slot_gives_none_up() -> None:
+    with runtime.slot_released():  # no slot held: nothing to give up, nothing taken after
+        pass
+    with runtime.run_slot():  # and the slot is free
+        pass
