@@ -181,6 +181,22 @@ def test_the_schemes_chosen_are_drawn() -> None:
         build_length(Settings(), schemes=["rotary"])
 
 
+def test_a_view_of_every_scheme_gives_the_chosen_ones(view) -> None:  # type: ignore[no-untyped-def]
+    # the page keeps one view per settings and asks it for the schemes drawn
+    chosen = view.with_schemes(["alibi", "sinusoidal"])
+    assert [c.spec.name for c in chosen.curves] == ["sinusoidal", "alibi"]
+    for curves in chosen.curves:
+        for reading in curves.readings:
+            if not reading.error:
+                expected = stored(curves.spec.name, "position", reading.length)
+                np.testing.assert_array_equal(reading.position_loss.numpy(), expected)
+    assert chosen.attention_extended is view.attention_extended
+    assert len(view.curves) == len(list(RUNS.glob("*.npz")))  # the one kept is whole
+    with pytest.raises(ValueError, match="schemes must be among"):
+        view.with_schemes(["rotary"])
+    assert view.nbytes > sum(r.position_loss.numel() * 8 for c in view.curves for r in c.readings)
+
+
 def test_the_figure_draws_each_curve(view) -> None:  # type: ignore[no-untyped-def]
     drawn = length_chart(view)
     lines = [t for t in drawn.spec.data if t["type"] == "scatter" and t.get("legendgroup")]

@@ -150,6 +150,25 @@ class LengthView:
         return self.frequencies.head_dim
 
     @property
+    def nbytes(self) -> int:
+        """Memory its tensors hold (a cache's measure)."""
+        curves = (*self.curves, *(() if self.rope is None else (self.rope,)))
+        readings = [r for c in curves for r in c.readings] + list(self.extension.readings)
+        held = sum(
+            t.numel() * t.element_size() for r in readings for t in (r.position_loss, r.band_loss)
+        )
+        shown = (self.attention_plain, self.attention_extended)
+        return int(held + sum(view.nbytes for view in shown if view is not None))
+
+    def with_schemes(self, names: Sequence[str] | None) -> LengthView:
+        """This view with the curves of ``names`` only (``None``: every one it has), in the
+        registry's order; ``SettingsError`` naming an unknown scheme. Nothing else in the view
+        depends on which schemes are drawn, so a page keeps one view per settings and asks
+        this of it."""
+        wanted = {spec.name for spec in chosen_schemes(names, {c.spec.name for c in self.curves})}
+        return replace(self, curves=tuple(c for c in self.curves if c.spec.name in wanted))
+
+    @property
     def scores_change(self) -> float:
         """The largest change the extension makes to the sentence's scores (cells ``j ≤ i``)."""
         if self.attention_plain is None or self.attention_extended is None:

@@ -29,7 +29,7 @@ from posviz.training.length_view import (
     rotating_scheme,
 )
 from posviz_app import state
-from posviz_app.caches import attention_weights, length_runs
+from posviz_app.caches import attention_weights, kept, length_runs
 from posviz_app.chart import chart_canvas, show_chart
 from posviz_app.room import Room, ask_or_answer, chart_room, explain, keyed_markdown
 from posviz_app.views.layout import slide_question
@@ -58,13 +58,15 @@ def render(room: Room) -> None:
 
 
 def _view(room: Room, schemes: tuple[str, ...] | None) -> LengthView:
-    return build_length(
-        room.settings,
-        runs=length_runs(),
-        schemes=schemes,
-        tables=room.tables,
-        attention=attention_weights,
+    """The view of every scheme for the settings, kept for every session (the sentence's
+    scores and RoPE's frequencies do not change with the schemes drawn), then the chosen."""
+    every = kept(
+        ("length", room.settings),
+        lambda: build_length(
+            room.settings, runs=length_runs(), tables=room.tables, attention=attention_weights
+        ),
     )
+    return every.with_schemes(schemes)
 
 
 @chart_room
