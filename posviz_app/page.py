@@ -11,6 +11,7 @@ link, and then lecture mode's stage or the tabs. Each view draws itself
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
@@ -228,7 +229,13 @@ def main() -> None:
     if in_lecture:
         state.send_sidebar_values()
     settings = sidebar(lecture=in_lecture)
-    view_page(settings, trained, link_notices=link_notices, top=top)
+    big = runtime.is_big_view(
+        settings.context_length,
+        settings.emb_dim,
+        len(settings.text) + len(settings.compare_text),
+    )
+    with runtime.big_view_slot() if big else nullcontext():  # the others' turn meanwhile
+        view_page(settings, trained, link_notices=link_notices, top=top)
 
 
 def run() -> None:

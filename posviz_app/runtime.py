@@ -12,7 +12,8 @@ smallest change that works, each covered by a test against the real server
 * **The long-lived heap is frozen** after the first run, and each run collects only its own
   young garbage (:func:`run_finished`).
 * **Freed memory goes back to the system** (:func:`bound_malloc`), and **one run at a time
-  does its work** (:data:`RUN_SLOTS`, :func:`run_slot`).
+  does its work** (:data:`RUN_SLOTS`, :func:`run_slot`), big views two at a time beside it
+  (:func:`big_view_slot`).
 
 :data:`LOGGER` writes to the server's log in Streamlit's format, at Streamlit's log level.
 """
@@ -154,9 +155,8 @@ def run_slot() -> Iterator[None]:
     it over for every message it sent: the server did 61-65 reruns a second at 80 % of a
     core, p95 0.87-1.01 s. One run at a time, the others waiting in turn, does the same work
     with fewer hand-overs: 84-86 reruns a second, p95 0.26-0.33 s, 10-11 ms of CPU a rerun
-    instead of 12 (docs/performance.md). It also bounds memory: a big view (T = 1,024,
-    d = 768: three [1024, 768] matrices, the figure, its 1.4 MB of JSON and protobuf) holds
-    about 25 MB while it is drawn, and eight at once held 200 MB more than two (scenario
+    instead of 12 (docs/performance.md). A big view is computed outside the turn
+    (:func:`big_view_slot`), two at a time: eight at once held 200 MB more than two (scenario
     ``explore``). A thread that holds a slot already (a view's fragment drawn within its
     page's run) goes on: one run, one slot. A run that waits for something other than the CPU
     (GPT-2's download) gives its slot up meanwhile (:func:`slot_released`).
@@ -174,6 +174,50 @@ def run_slot() -> Iterator[None]:
             yield
         finally:
             _holder.depth = 0
+
+
+# A view at least this big (T x d cells of each matrix, or characters of text) is computed
+# outside the run's turn, at most BIG_VIEW_SLOTS at once (see big_view_slot).
+BIG_VIEW_CELLS: Final = 65_536
+BIG_VIEW_TEXT: Final = 5_000
+BIG_VIEW_SLOTS: Final = 2
+_big_view_slots: Final = threading.BoundedSemaphore(BIG_VIEW_SLOTS)
+
+
+def is_big_view(context_length: int, emb_dim: int, characters: int) -> bool:
+    """Whether a view of ``context_length`` x ``emb_dim`` over ``characters`` of text is big
+    enough to be computed outside the run's turn (:func:`big_view_slot`).
+
+    >>> is_big_view(16, 64, 27), is_big_view(1024, 768, 27), is_big_view(16, 64, 25_000)
+    (False, True, True)
+    """
+    return context_length * emb_dim >= BIG_VIEW_CELLS or characters >= BIG_VIEW_TEXT
+
+
+@contextmanager
+def big_view_slot() -> Iterator[None]:
+    """Compute and draw a big view in one of :data:`BIG_VIEW_SLOTS`, its run's slot given to
+    the next run meanwhile.
+
+    A big view (T = 1,024, d = 768: three [1024, 768] matrices, the figure, its 1.4 MB of JSON
+    and protobuf; or a 25,000-character text) spends most of its 0.1-0.3 s in torch, tiktoken
+    and serialisation, which let the GIL go: two of them use both cores. Held to the run's
+    single turn, 40 students exploring freely (benchmarks/loadtest.py ``explore``) took 83 s
+    instead of 46. So such a view gives its turn to the small runs and computes beside at most
+    one other big view (which also bounds the memory they hold: about 25 MB each), and takes a
+    turn again to finish its run. The thread counts as holding a slot throughout: its
+    fragments go straight on.
+    """
+    if not getattr(_holder, "depth", 0):  # outside a run's turn (a test): the big slot alone
+        with _big_view_slots:
+            yield
+        return
+    _run_slots.release()
+    try:
+        with _big_view_slots:
+            yield
+    finally:
+        _run_slots.acquire()
 
 
 @contextmanager

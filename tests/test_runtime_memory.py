@@ -5,6 +5,8 @@ a time doing its work (the load test's ``steady`` scenario measures the latency 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 
 import pytest
 
@@ -17,19 +19,19 @@ def test_malloc_is_bounded_on_glibc() -> None:
     assert runtime._malloc_trim is not None and runtime._malloc_trim(0) in (0, 1)
 
 
-def test_one_run_at_a_time_does_its_work() -> None:
+def most_at_once(enter: Callable[[], AbstractContextManager[object]]) -> int:
+    """How many of six threads, released together, were inside ``enter()`` at once at most."""
     inside, most, lock = 0, 0, threading.Lock()
     go = threading.Barrier(6, timeout=30)
-    release = threading.Event()
 
     def run() -> None:
         nonlocal inside, most
         go.wait()
-        with runtime.run_slot():
+        with enter():
             with lock:
                 inside += 1
                 most = max(most, inside)
-            release.wait(timeout=0.2)  # let the others try to enter meanwhile
+            threading.Event().wait(timeout=0.2)  # let the others try to enter meanwhile
             with lock:
                 inside -= 1
 
@@ -38,7 +40,11 @@ def test_one_run_at_a_time_does_its_work() -> None:
         thread.start()
     for thread in threads:
         thread.join(timeout=30)
-    assert most == runtime.RUN_SLOTS == 1
+    return most
+
+
+def test_one_run_at_a_time_does_its_work() -> None:
+    assert most_at_once(runtime.run_slot) == runtime.RUN_SLOTS == 1
 
 
 def test_a_run_that_waits_for_a_download_lets_another_run_go() -> None:
@@ -67,3 +73,43 @@ def test_a_thread_without_a_slot_gives_none_up() -> None:
         pass
     with runtime.run_slot():  # and the slot is free
         pass
+
+
+def test_a_big_view_lets_a_small_run_have_the_turn_and_its_fragment_goes_on() -> None:
+    has_turn, finish = threading.Event(), threading.Event()
+    fragments: list[str] = []
+
+    def small_run() -> None:
+        with runtime.run_slot():
+            has_turn.set()
+            # False if the fragment below waited for this turn instead of going on
+            fragments.append("small run told to finish" if finish.wait(timeout=10) else "")
+
+    with runtime.run_slot(), runtime.big_view_slot():
+        thread = threading.Thread(target=small_run)
+        thread.start()
+        assert has_turn.wait(timeout=30), "the small run waited for the big view"
+        with runtime.run_slot():  # the big view's fragment, while the small run has the turn
+            fragments.append("drawn")
+        finish.set()
+        thread.join(timeout=30)
+    assert fragments == ["drawn", "small run told to finish"]
+
+
+def test_at_most_two_big_views_at_once() -> None:
+    @contextmanager
+    def big_view() -> Iterator[None]:
+        with runtime.run_slot(), runtime.big_view_slot():
+            yield
+
+    assert most_at_once(big_view) == runtime.BIG_VIEW_SLOTS == 2
+
+
+@pytest.mark.parametrize(
+    ("context_length", "emb_dim", "characters", "big"),
+    [(16, 64, 27, False), (255, 256, 4_999, False), (256, 256, 27, True), (16, 64, 5_000, True)],
+)
+def test_a_big_view_is_64k_cells_or_5000_characters(
+    context_length: int, emb_dim: int, characters: int, big: bool
+) -> None:
+    assert runtime.is_big_view(context_length, emb_dim, characters) is big

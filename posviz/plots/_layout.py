@@ -291,7 +291,10 @@ def text_width(text: str, font_size: float, *, bold: bool = False) -> float:
     >>> text_width("abc", 10)
     18.6
     """
-    em = sum(1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.0 for ch in text)
+    if text.isascii():  # no wide character: the common case, without a lookup per character
+        em = 0.0
+    else:
+        em = sum(1.0 if unicodedata.east_asian_width(ch) in "WF" else 0.0 for ch in text)
     narrow = len(text) - em
     return round((em + narrow * (0.6 if bold else 0.62)) * font_size, 2)
 
