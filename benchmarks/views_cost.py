@@ -222,12 +222,35 @@ def chart_bytes(at: object) -> int:
 LENGTH_CHOICES = (["alibi", "rope"], ["alibi", "rope", "sinusoidal", "none"], ["alibi", "rope"])
 
 
-def key_press_rows(reps: int) -> list[list[object]]:
+def key_press_rows(reps: int, *, script: bool = False) -> list[list[object]]:
     """What a step change of the Training tab costs the server beside a key press on the main
     view (issue 26: no more), both through the page (AppTest), at the page's defaults: the
     Embeddings tab's window slider moved by one (a 40-token text, T = 16: a new window), and the
     Training tab's step slider moved by one snapshot. ``cold``: a window or step not shown
-    before; ``warm``: back to one shown."""
+    before; ``warm``: back to one shown. ``script``: two more columns, the CPU time of the
+    script run's own thread (``time.thread_time`` around ``posviz_app.page.run``): the
+    server's part of the rerun, without AppTest reading the run's messages back, which the
+    process's time includes."""
+    import posviz_app.page as page
+
+    spent: list[float] = []
+    original = page.run
+
+    def timed() -> None:  # app.py imports run from the module at every run: this one
+        began = time.thread_time()
+        try:
+            original()
+        finally:
+            spent.append(time.thread_time() - began)
+
+    page.run = timed
+    try:
+        return _key_press_rows(reps, spent, script=script)
+    finally:
+        page.run = original
+
+
+def _key_press_rows(reps: int, spent: list[float], *, script: bool) -> list[list[object]]:
     from streamlit.testing.v1 import AppTest
 
     found: list[list[object]] = []
@@ -238,12 +261,16 @@ def key_press_rows(reps: int) -> list[list[object]]:
         ("length", {"tab": "length"}, "length_schemes", LENGTH_CHOICES),
     ):
         cold, warm, size = [], [], 0
+        cold_script: list[float] = []
+        warm_script: list[float] = []
         for _ in range(reps):
             at = AppTest.from_file(str(APP), default_timeout=600)
             for key, value in query.items():
                 at.query_params[key] = str(value)
             at.run()  # imports, the tables, the run: not measured
-            for value, times in zip(values, (cold, cold, warm), strict=True):
+            for value, times, script_times in zip(
+                values, (cold, cold, warm), (cold_script, cold_script, warm_script), strict=True
+            ):
                 control = (
                     at.slider(key=widget)
                     if widget == "window"
@@ -251,9 +278,11 @@ def key_press_rows(reps: int) -> list[list[object]]:
                     if widget == "length_schemes"
                     else next(s for s in at.select_slider if s.key == widget)
                 )
+                spent.clear()
                 start = time.process_time()
                 control.set_value(value).run()
                 times.append((time.process_time() - start) * 1e3)
+                script_times.append(sum(spent) * 1e3)
                 if at.exception or at.error:
                     raise RuntimeError([e.value for e in (*at.exception, *at.error)])
             size = chart_bytes(at)
@@ -261,6 +290,8 @@ def key_press_rows(reps: int) -> list[list[object]]:
             ["app", view, {"embeddings": "init", "training": "small-init"}.get(view, "shipped"),
              {"embeddings": "key press", "training": "step change"}.get(view, "schemes change"),
              f"{statistics.median(cold):.1f}", f"{statistics.median(warm):.1f}", f"{size:,}"]
+            + ([f"{statistics.median(cold_script):.1f}", f"{statistics.median(warm_script):.1f}"]
+               if script else [])
         )  # fmt: skip
     return found
 
@@ -297,6 +328,7 @@ def training_rows(reps: int) -> list[list[object]]:
 
 
 HEADER = ("path", "view", "weights", "scheme", "cold CPU ms", "warm CPU ms", "bytes")
+KEY_HEADER = (*HEADER, "cold script ms", "warm script ms")  # --key-presses: the script thread
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -319,12 +351,14 @@ def main(argv: list[str] | None = None) -> None:
     print(f"load average: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs; "
           f"T = {rows}, d = {emb_dim}, median of {reps}")  # fmt: skip
     if args.key_presses:
-        found = key_press_rows(reps)
-        report.print_columns(HEADER, found, right=True)
+        found = key_press_rows(reps, script=True)
+        report.print_columns(KEY_HEADER, found, right=True)
         if args.docs:
             body = (
                 "A key press on the main view, a Training step and a Length tab change through "
-                f"the page (AppTest), median of {reps}:\n\n{report.table(HEADER, found)}"
+                f"the page (AppTest), median of {reps}; CPU of the process (AppTest reading the "
+                "run back included) and of the script run's thread alone:\n\n"
+                f"{report.table(KEY_HEADER, found)}"
             )
             command = "python benchmarks/views_cost.py " + " ".join(argv or sys.argv[1:])
             report.write_block(

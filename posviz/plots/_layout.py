@@ -35,6 +35,7 @@ True
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -281,6 +282,7 @@ def _right_margin(sizes: TypeSizes, *, stacked: bool) -> float:
     return 16 + (0 if stacked else sizes.text * 4.5 + 36)
 
 
+@functools.lru_cache(maxsize=4096)  # the same titles and notes on every rerun
 def text_width(text: str, font_size: float, *, bold: bool = False) -> float:
     """A generous estimate of ``text``'s rendered width in px (``text`` not escaped).
 
