@@ -11,7 +11,6 @@ link, and then lecture mode's stage or the tabs. Each view draws itself
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
@@ -229,12 +228,7 @@ def main() -> None:
     if in_lecture:
         state.send_sidebar_values()
     settings = sidebar(lecture=in_lecture)
-    big = runtime.is_big_view(
-        settings.context_length,
-        settings.emb_dim,
-        len(settings.text) + len(settings.compare_text),
-    )
-    with runtime.big_view_slot() if big else nullcontext():  # the others' turn meanwhile
+    with runtime.view_turn(settings):  # a big view: the others' turn meanwhile
         view_page(settings, trained, link_notices=link_notices, top=top)
 
 

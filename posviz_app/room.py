@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import wraps
 from typing import Any, ParamSpec
@@ -98,8 +99,12 @@ def chart_room(draw: Callable[P, None], *, run_every: float | None = None) -> Ca
         # A slide's stage packs its elements closely (gap xsmall) to leave the chart the
         # window's height; the fragment's own container would space them as a tab does.
         first = kept[0] if kept else None
-        lecture = isinstance(first, Room | _Kept) and first.slide is not None
-        with runtime.run_slot(), st.container(gap="xsmall" if lecture else "small"):
+        room = first if isinstance(first, Room | _Kept) else None
+        lecture = room is not None and room.slide is not None
+        # a big view's fragment running alone (its chart's size report) computes outside the
+        # turn, as its page's run did
+        turn = runtime.view_turn(room.settings) if room is not None else nullcontext()
+        with runtime.run_slot(), turn, st.container(gap="xsmall" if lecture else "small"):
             try:
                 draw(*(_Kept.room(value) for value in kept), **kwargs)  # type: ignore[arg-type]
             except Exception:

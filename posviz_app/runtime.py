@@ -27,9 +27,10 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Final
 
+from posviz.config import Settings
 from posviz_app import _streamlit
 from posviz_app._streamlit import BackMsg, ClientState, Runtime, SessionClient
 
@@ -152,10 +153,10 @@ def run_slot() -> Iterator[None]:
     Every session's script runs in its own thread, and all of them share one GIL. With a
     class changing settings (benchmarks/loadtest.py ``steady``, 100 sessions, a second to read
     each view) forty runs at once took turns with the GIL every few milliseconds, each handing
-    it over for every message it sent: the server did 61-65 reruns a second at 80 % of a
-    core, p95 0.87-1.01 s. One run at a time, the others waiting in turn, does the same work
-    with fewer hand-overs: 84-86 reruns a second, p95 0.26-0.33 s, 10-11 ms of CPU a rerun
-    instead of 12 (docs/performance.md). A big view is computed outside the turn
+    it over for every message it sent: the server did 51-65 reruns a second at 80 % of a
+    core, p95 0.88-1.50 s. One run at a time, the others waiting in turn, does the same work
+    with fewer hand-overs: 70-89 reruns a second, p95 0.23-0.81 s in the same three paired
+    runs (docs/performance.md, "One run at a time"). A big view is computed outside the turn
     (:func:`big_view_slot`), two at a time: eight at once held 200 MB more than two (scenario
     ``explore``). A thread that holds a slot already (a view's fragment drawn within its
     page's run) goes on: one run, one slot. A run that waits for something other than the CPU
@@ -194,6 +195,15 @@ def is_big_view(context_length: int, emb_dim: int, characters: int) -> bool:
     return context_length * emb_dim >= BIG_VIEW_CELLS or characters >= BIG_VIEW_TEXT
 
 
+def view_turn(settings: Settings) -> AbstractContextManager[object]:
+    """Where the view of ``settings`` is computed: a big one in :func:`big_view_slot`, any
+    other in its run's turn as it is (the page's run and each fragment ask this)."""
+    big = is_big_view(
+        settings.context_length, settings.emb_dim, len(settings.text) + len(settings.compare_text)
+    )
+    return big_view_slot() if big else nullcontext()
+
+
 @contextmanager
 def big_view_slot() -> Iterator[None]:
     """Compute and draw a big view in one of :data:`BIG_VIEW_SLOTS`, its run's slot given to
@@ -206,18 +216,17 @@ def big_view_slot() -> Iterator[None]:
     instead of 46. So such a view gives its turn to the small runs and computes beside at most
     one other big view (which also bounds the memory they hold: about 25 MB each), and takes a
     turn again to finish its run. The thread counts as holding a slot throughout: its
-    fragments go straight on.
+    fragments go straight on, a big view's own fragment included (one run, one big slot).
     """
-    if not getattr(_holder, "depth", 0):  # outside a run's turn (a test): the big slot alone
-        with _big_view_slots:
-            yield
+    if getattr(_holder, "big", False):  # a fragment drawn within its big view's run
+        yield
         return
-    _run_slots.release()
-    try:
-        with _big_view_slots:
+    with _turn_lent(), _big_view_slots:
+        _holder.big = True
+        try:
             yield
-    finally:
-        _run_slots.acquire()
+        finally:
+            _holder.big = False
 
 
 @contextmanager
@@ -225,16 +234,26 @@ def slot_released() -> Iterator[None]:
     """Let another run have this thread's slot while it waits for the network or for another
     session's download (a lock), and take a slot again after; as is where it holds none."""
     depth = getattr(_holder, "depth", 0)
-    if not depth:
+    with _turn_lent():
+        _holder.depth = 0  # what it runs meanwhile takes a slot of its own
+        try:
+            yield
+        finally:
+            _holder.depth = depth
+
+
+@contextmanager
+def _turn_lent() -> Iterator[None]:
+    """This thread's run slot given to the next run, and taken again after (nothing where the
+    thread holds none: a test, or a fragment outside a run)."""
+    if not getattr(_holder, "depth", 0):
         yield
         return
-    _holder.depth = 0
     _run_slots.release()
     try:
         yield
     finally:
         _run_slots.acquire()
-        _holder.depth = depth
 
 
 # --- rerun floods ---------------------------------------------------------------------------

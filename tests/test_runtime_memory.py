@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 import pytest
 
@@ -113,3 +113,26 @@ def test_a_big_view_is_64k_cells_or_5000_characters(
     context_length: int, emb_dim: int, characters: int, big: bool
 ) -> None:
     assert runtime.is_big_view(context_length, emb_dim, characters) is big
+
+
+def test_a_big_views_turn_is_decided_in_one_place_and_nests() -> None:
+    from posviz.config import Settings
+
+    assert isinstance(runtime.view_turn(Settings()), nullcontext)  # the default view: its turn
+    has_turn, finish = threading.Event(), threading.Event()
+
+    def small_run() -> None:
+        with runtime.run_slot():
+            has_turn.set()
+            finish.wait(timeout=10)
+
+    big = Settings(context_length=1024, emb_dim=768)
+    with runtime.run_slot(), runtime.view_turn(big):  # the page's run of a big view
+        thread = threading.Thread(target=small_run)
+        thread.start()
+        assert has_turn.wait(timeout=30), "the small run waited for the big view"
+        with runtime.run_slot(), runtime.view_turn(big):  # its fragment: straight on
+            pass
+        finish.set()
+        thread.join(timeout=30)
+    assert most_at_once(runtime.run_slot) == 1  # every slot given back
