@@ -99,16 +99,23 @@ def hover_row(page: Any, row: int, rows: int) -> str:
     # The box of *this* row, not the previous one. A redraw (the chart's size report, a rerun
     # of a loaded server) drops a hover under a still mouse, as it does in a user's browser
     # until the mouse moves: move it a pixel and back, as a hand does, until the box shows.
+    # The box can also go between showing and being read (a redraw landing just then): its
+    # lines are read at once, and an empty read is a box that went, hovered again.
+    lines: list[str] = []
     for attempt in range(WAIT // 2_000):
         page.mouse.move(x + attempt % 2, y)
         try:
             hover.wait_for(timeout=2_000)
-            break
+            lines = hover.evaluate(
+                "(box) => Array.from(box.querySelectorAll('tspan.line'), (t) => t.textContent)",
+                timeout=2_000,
+            )
         except PlaywrightTimeout:
             continue
+        if lines:
+            break
     else:
         raise AssertionError(f"no hover box for row {row} after {WAIT} ms of moving onto it")
-    lines = hover.locator("tspan.line").all_text_contents()
     assert len(lines) == 4, f"the hover box should have 4 lines (no <br> from the text): {lines}"
     return "\n".join(lines)
 
