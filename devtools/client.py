@@ -61,14 +61,16 @@ class Run:
     warnings: list[str] = field(default_factory=list)  # st.warning bodies
     errors: list[str] = field(default_factory=list)  # exceptions, st.error, protocol trouble
     query_string: str = ""  # the URL's query string after the run
+    fragment_id: str = ""  # the fragment that ran alone ("": the page's run)
     bytes_received: int = 0
 
 
 @dataclass
 class _Widget:
-    kind: str  # the element type: slider, number_input, text_area, selectbox, checkbox
+    kind: str  # the element type: slider, number_input, text_area, selectbox, multiselect, …
     element_id: str
-    options: list[str] = field(default_factory=list)  # selectbox: the shown labels
+    options: list[str] = field(default_factory=list)  # selectbox, multiselect: shown labels
+    fragment_id: str = ""  # the fragment it is drawn in ("": the page's run)
 
 
 class StreamlitSession:
@@ -156,10 +158,12 @@ class StreamlitSession:
         return self._run(started)
 
     def change(self, key: str, value: Any) -> Run:
-        """Set the widget with user key ``key`` to ``value`` and wait for the rerun."""
+        """Set the widget with user key ``key`` to ``value`` and wait for the rerun: the
+        page's, or, for a widget drawn in a fragment, the fragment's alone (as the browser
+        asks for it)."""
         started = time.perf_counter()
         self.set_widget(key, value)
-        return self._run(started)
+        return self._run(started, fragment_id=self.widgets[self.widget_key(key)].fragment_id)
 
     def rerun(self) -> Run:
         """Rerun with the current widget states (the "R" key)."""
@@ -190,25 +194,30 @@ class StreamlitSession:
             state.bool_value = bool(value)
         elif widget.kind == "selectbox":
             state.string_value = self.option_label(key, str(value))
+        elif widget.kind == "multiselect":  # the options whose labels start with each value
+            state.string_array_value.data.extend(self.option_label(key, str(v)) for v in value)
         else:
             raise ValueError(f"widget {key!r} is a {widget.kind}; this client cannot set it")
         self.states[widget.element_id] = state
 
     def option_label(self, key: str, prefix: str) -> str:
-        """The selectbox option of ``key`` whose label starts with ``prefix`` (any case)."""
+        """The option of ``key`` (a selectbox, a multiselect) whose label starts with
+        ``prefix`` (any case)."""
         labels = [o for o in self.widgets[key].options if o.lower().startswith(prefix.lower())]
         if len(labels) != 1:
             raise ValueError(f"{key}: {prefix!r} matches {labels} of {self.widgets[key].options}")
         return labels[0]
 
-    def send_rerun(self) -> int:
-        """Send one rerun request without reading the answer; returns the bytes sent."""
+    def send_rerun(self, fragment_id: str = "") -> int:
+        """Send one rerun request (of the fragment ``fragment_id`` alone if given) without
+        reading the answer; returns the bytes sent."""
         if self.ws is None:
             raise SessionLost("not connected")
         message = BackMsg()
         request = message.rerun_script
         request.query_string = self.query_string
         request.page_script_hash = ""
+        request.fragment_id = fragment_id
         request.widget_states.widgets.extend(self.states.values())
         payload = message.SerializeToString()
         try:
@@ -227,14 +236,16 @@ class StreamlitSession:
 
     # --- reading ------------------------------------------------------------------------
 
-    def _run(self, started: float) -> Run:
-        self.send_rerun()
-        run = self.receive_run()
+    def _run(self, started: float, *, fragment_id: str = "") -> Run:
+        self.send_rerun(fragment_id)
+        run = self.receive_run(fragment_id)
         run.latency = time.perf_counter() - started
         return run
 
-    def receive_run(self) -> Run:
-        """Read ForwardMsgs until a script run finishes (runs stopped for a rerun are skipped)."""
+    def receive_run(self, fragment_id: str = "") -> Run:
+        """Read ForwardMsgs until a script run finishes (runs stopped for a rerun are skipped);
+        ``fragment_id``: the run asked for is that fragment's alone, so the page's other
+        widgets, not sent again, stay as they are."""
         if self.ws is None:
             raise SessionLost("not connected")
         run = Run()
@@ -260,7 +271,7 @@ class StreamlitSession:
             elif kind == "page_info_changed":
                 self.query_string = message.page_info_changed.query_string
             elif kind == "delta" and message.delta.WhichOneof("type") == "new_element":
-                self._read_element(message.delta.new_element, run, seen)
+                self._read_element(message.delta.new_element, run, seen, message.delta.fragment_id)
             elif kind == "script_finished":
                 status = message.script_finished
                 if status == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
@@ -270,12 +281,23 @@ class StreamlitSession:
                 if status == ForwardMsg.FINISHED_SUCCESSFULLY:  # the page as it is now
                     self.states = {i: w for i, w in self.states.items() if i in seen}
                     self.widgets = {k: w for k, w in self.widgets.items() if w.element_id in seen}
+                elif status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY:  # its part only
+                    run.fragment_id = fragment_id
+                    gone = {
+                        w.element_id
+                        for w in self.widgets.values()
+                        if w.fragment_id == fragment_id and w.element_id not in seen
+                    }
+                    self.states = {i: w for i, w in self.states.items() if i not in gone}
+                    self.widgets = {
+                        k: w for k, w in self.widgets.items() if w.element_id not in gone
+                    }
                 else:
                     run.errors.append(f"script finished with status {status}")
                 run.query_string = self.query_string
                 return run
 
-    def _read_element(self, element: Any, run: Run, seen: set[str]) -> None:
+    def _read_element(self, element: Any, run: Run, seen: set[str], fragment_id: str) -> None:
         kind = element.WhichOneof("type")
         if kind is None:
             return
@@ -283,8 +305,8 @@ class StreamlitSession:
         element_id = getattr(proto, "id", "")
         key = user_key_from_element_id(element_id) if element_id else None
         if key and kind in _INPUT_KINDS:
-            options = list(proto.options) if kind == "selectbox" else []
-            self.widgets[key] = _Widget(kind, element_id, options)
+            options = list(proto.options) if kind in ("selectbox", "multiselect") else []
+            self.widgets[key] = _Widget(kind, element_id, options, fragment_id)
             seen.add(element_id)
             if proto.set_value:  # the app set this value (session state): the browser shows it
                 self._remember(kind, element_id, proto, "value")
@@ -312,6 +334,11 @@ class StreamlitSession:
             state.string_value = getattr(proto, source)
         elif kind == "checkbox":
             state.bool_value = getattr(proto, source)
+        elif kind == "multiselect":
+            chosen = (
+                proto.raw_values if source == "value" else [proto.options[i] for i in proto.default]
+            )
+            state.string_array_value.data.extend(chosen)
         elif source == "value":  # selectbox
             state.string_value = proto.raw_value
         elif 0 <= proto.default < len(proto.options):
@@ -322,5 +349,5 @@ class StreamlitSession:
 
 
 _INPUT_KINDS = frozenset(
-    {"slider", "number_input", "text_area", "text_input", "checkbox", "selectbox"}
+    {"slider", "number_input", "text_area", "text_input", "checkbox", "selectbox", "multiselect"}
 )

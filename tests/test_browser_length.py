@@ -87,3 +87,43 @@ def test_the_learned_tables_end_is_noted_above_the_curves(
     for bottom, curves_top, text in found:
         assert bottom <= curves_top + 1, (text, bottom, curves_top)
     assert page.console_errors == []
+
+
+# The names of the loss panels' lines plotly.js drew (one per scheme and input length).
+LINE_NAMES = """(s) => document.querySelector(s)._fullData
+    .filter(t => t.type === 'scatter' && String(t.yaxis).match(/^y[0-9]*$/)
+            && t.hovertemplate.includes('mean loss'))
+    .map(t => t.name)"""
+
+
+def test_a_change_of_schemes_runs_only_the_tab_and_redraws_its_curves(
+    page: Any, server_url: str
+) -> None:
+    """Issue 41, item 5: the Schemes menu is drawn in the tab's fragment, so removing a scheme
+    makes the browser ask for that fragment's run alone (not the page's sidebar and main view:
+    a key press's work), and the curves follow the menu."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    reruns: list[Any] = []
+
+    def sent(payload: bytes | str) -> None:
+        if isinstance(payload, bytes):
+            message = BackMsg.FromString(payload)
+            if message.WhichOneof("type") == "rerun_script":
+                reruns.append(message.rerun_script)
+
+    page.on("websocket", lambda socket: socket.on("framesent", sent))
+    page.goto(f"{server_url}/?tab=length")
+    wait_drawn(page, 2, PLOT)
+    assert "Sinusoidal" in page.evaluate(LINE_NAMES, PLOT)
+    reruns.clear()
+    page.locator(
+        '.st-key-length_schemes button[aria-label="Remove Sinusoidal (Transformer paper)"]'
+    ).click()
+    page.wait_for_function(f"(s) => !({LINE_NAMES})(s).includes('Sinusoidal')", arg=PLOT)
+    assert reruns, "the browser asked for no run"
+    assert all(rerun.fragment_id for rerun in reruns), [r.fragment_id for r in reruns]
+    names = page.evaluate(LINE_NAMES, PLOT)
+    assert {"RoPE", "ALiBi", "None"} <= set(names), names
+    assert page.get_by_text("sinusoidal rises").count() == 0  # the headline follows too
+    assert page.console_errors == []

@@ -224,11 +224,13 @@ class _Panel:
 
 @dataclass(frozen=True)
 class _Room:
-    """What every panel reads: the type sizes, the plot's width, the chart's widths."""
+    """What every panel reads: the type sizes, the plot's width, the chart's widths, the loss
+    axes' range (every loss panel's, computed once)."""
 
     sizes: TypeSizes
     plot_width: float
     stacked: bool
+    loss_range: tuple[float, float]
 
 
 def _loss_panel(
@@ -247,7 +249,7 @@ def _loss_panel(
     sizes, L, longest, ext = room.sizes, view.context_length, view.longest, view.extension
     axes = xy_axes(panel.x, panel.y, panel.names, ("position", "loss"), sizes)
     axes[panel.names[0]]["range"] = [-1, longest]
-    low, high = _loss_range(view)
+    low, high = room.loss_range
     axes[panel.names[1]]["range"] = [low, high]
     ended: list[str] = []
     note_lines = 0
@@ -439,7 +441,7 @@ def length_chart(
     left = sizes.tick * 2.4 + sizes.text * 1.6 + 12
     plot_width = max(chart - left - MARGIN_RIGHT, 100.0)
     gap = left / plot_width
-    room = _Room(sizes, plot_width, stacked)
+    room = _Room(sizes, plot_width, stacked, _loss_range(view))
     bands = _bands(view, chosen, room, lecture=lecture, lengths=shown_lengths)
     column = {1: plot_width, 2: plot_width if stacked else plot_width * (1 - gap) / 2}
     wrapped = [
@@ -520,7 +522,7 @@ def length_chart(
         ended=tuple(ended),
         extension=view.extension.in_runs and "loss" in chosen
         and any(c.spec.rotation for c in view.curves),
-        loss_range=_loss_range(view),
+        loss_range=room.loss_range,
         fills=fills,
     )  # fmt: skip
     return Drawn(FigureSpec(traces, layout), decisions)

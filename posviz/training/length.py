@@ -29,6 +29,7 @@ import math
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -146,15 +147,21 @@ class Reading:
     band_loss: torch.Tensor  # [windows] float64: each window's mean over its second half
     error: str = ""  # what torch raised instead (the learned table past its rows)
 
+    @cached_property
+    def band_stats(self) -> tuple[float, float]:
+        """:func:`band_mean_and_error` of :attr:`band_loss`, computed once (a shipped reading
+        is kept for the process's life, and every sentence of the Length view quotes it)."""
+        return band_mean_and_error(self.band_loss)
+
     @property
     def band_mean(self) -> float:
         """The band's mean loss (NaN if it could not be read)."""
-        return band_mean_and_error(self.band_loss)[0]
+        return self.band_stats[0]
 
     @property
     def band_error(self) -> float:
         """The standard error of :attr:`band_mean` over the windows."""
-        return band_mean_and_error(self.band_loss)[1]
+        return self.band_stats[1]
 
 
 def band_mean_and_error(band_loss: torch.Tensor) -> tuple[float, float]:

@@ -39,22 +39,10 @@ KEY: Final = state.LENGTH_CHART
 
 def render(room: Room) -> None:
     """The tab (which schemes to draw), or a lecture slide."""
-    runs = length_runs()
-    labels = {spec.name: spec.label for spec in chosen_schemes(None, set(runs))}
     if room.slide is not None:
         _slide(room, room.slide)
         return
-    state.start_length_schemes(list(labels))
-    st.multiselect(
-        "Schemes",
-        list(labels),
-        key=state.LENGTH_SCHEMES,
-        format_func=labels.__getitem__,
-        help="Whose held-out loss to draw. RoPE's context extension is RoPE's scaling option "
-        "in the sidebar (choose the RoPE scheme to set it); with none chosen, the view shows "
-        "YaRN with s = 4.",
-    )
-    _chart(room, state.length_schemes(list(labels)))
+    _tab(room)
 
 
 def _view(room: Room, schemes: tuple[str, ...] | None) -> LengthView:
@@ -70,8 +58,22 @@ def _view(room: Room, schemes: tuple[str, ...] | None) -> LengthView:
 
 
 @chart_room
-def _chart(room: Room, schemes: tuple[str, ...]) -> None:
-    view = _view(room, schemes)
+def _tab(room: Room) -> None:
+    """The schemes menu and what it draws, in one fragment: a change of schemes runs only
+    this (the browser asks for the fragment), not the page's sidebar and main view."""
+    runs = length_runs()
+    labels = {spec.name: spec.label for spec in chosen_schemes(None, set(runs))}
+    state.start_length_schemes(list(labels))
+    st.multiselect(
+        "Schemes",
+        list(labels),
+        key=state.LENGTH_SCHEMES,
+        format_func=labels.__getitem__,
+        help="Whose held-out loss to draw. RoPE's context extension is RoPE's scaling option "
+        "in the sidebar (choose the RoPE scheme to set it); with none chosen, the view shows "
+        "YaRN with s = 4.",
+    )
+    view = _view(room, state.length_schemes(list(labels)))
     canvas = chart_canvas(KEY, place=room.place)
     drawn = length_chart(view, canvas=canvas)
     explain(length_lesson.INTRO, lecture=False)
