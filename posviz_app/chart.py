@@ -92,7 +92,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import cache, partial
 from importlib import resources
-from typing import Any, Final, TypeAlias
+from typing import Any, Final, Generic, TypeAlias, TypeVar
 
 import numpy as np
 import plotly
@@ -101,8 +101,9 @@ import plotly.io.json
 import plotly.offline
 import streamlit as st
 
+from posviz.cache import BytesCache
 from posviz.plots import CHART_BOTTOM_GAP, MIN_FILL_HEIGHT, UNKNOWN, Canvas, CanvasError
-from posviz.plots._figure import FigureSpec, default_template
+from posviz.plots._figure import Drawn, FigureSpec, default_template
 from posviz_app import _streamlit, state
 
 Drawable: TypeAlias = go.Figure | FigureSpec
@@ -254,12 +255,61 @@ def show_chart(
     if canvas is None:
         canvas = chart_canvas(key, place=place)
     built = figure(canvas) if callable(figure) else figure
-    _serve_plotly()
-    _component(
-        key=key,
-        data=chart_payload(built, canvas=canvas, fill=fill, fitted=fitted),
-        on_size_change=partial(_remember_canvas, key, place),
+    show_payload(
+        chart_payload(built, canvas=canvas, fill=fill, fitted=fitted), key=key, place=place
     )
+
+
+def show_payload(payload: bytes, *, key: str, place: str = "") -> None:
+    """Draw a :func:`chart_payload` in the chart ``key`` (:func:`show_chart` for a payload
+    built already: :func:`shared_chart`'s)."""
+    _serve_plotly()
+    _component(key=key, data=payload, on_size_change=partial(_remember_canvas, key, place))
+
+
+D = TypeVar("D")
+SHARED_BYTES: Final = 4 * 2**20  # about 80 payloads of the default view (50 kB each)
+
+
+@dataclass(frozen=True, eq=False)
+class SharedChart(Generic[D]):
+    """A figure's decisions and its payload, without the figure (a big view's arrays)."""
+
+    decisions: D
+    payload: bytes
+
+    @property
+    def nbytes(self) -> int:
+        """The payload's bytes (the decisions are a few hundred)."""
+        return len(self.payload) + 512
+
+
+@st.cache_resource(show_spinner=False)
+def _shared() -> BytesCache[tuple[object, ...], SharedChart[Any]]:
+    return BytesCache(max_bytes=SHARED_BYTES, size=lambda chart: chart.nbytes)
+
+
+def shared_chart(
+    key: tuple[object, ...],
+    draw: Callable[[Canvas], Drawn[D]],
+    *,
+    canvas: Canvas,
+    fill: bool | Callable[[D], bool] = False,
+    fitted: bool = False,
+) -> SharedChart[D]:
+    """``draw(canvas)``'s decisions and payload, built once per server process for every
+    session that shows the same figure in the same room: ``key`` names everything the figure
+    is a function of besides the canvas (the view's settings; a class follows the lecturer's
+    values, so most of it asks for the same few). ``fill`` as :func:`show_chart`'s, or read
+    from the figure's decisions. :func:`show_payload` draws it."""
+
+    def build() -> SharedChart[D]:
+        drawn = draw(canvas)
+        fills = fill(drawn.decisions) if callable(fill) else fill
+        payload = chart_payload(drawn.spec, canvas=canvas, fill=fills, fitted=fitted)
+        return SharedChart(drawn.decisions, payload)
+
+    return _shared().get((*key, canvas, fitted, None if callable(fill) else fill), build)
 
 
 def chart_canvas(key: str, *, place: str = "") -> Canvas:

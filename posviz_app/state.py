@@ -434,6 +434,13 @@ def tables_commit() -> str:
     return str(st.session_state.get(_GPT2_COMMIT, "unknown"))
 
 
+def tables_of(settings: Settings) -> str:
+    """What a view of ``settings`` looks its rows up in besides the settings: the GPT-2
+    tables' commit, or ``""`` for the book's init (a function of the settings alone). With
+    the settings, the key of a figure shared between sessions."""
+    return tables_commit() if settings.weights == "gpt2" else ""
+
+
 def forget(keys: Iterable[str]) -> None:
     """Drop ``keys`` (a view's own widgets, when what they were for changes)."""
     for key in keys:

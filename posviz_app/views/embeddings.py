@@ -14,7 +14,7 @@ from posviz.plots import Canvas
 from posviz.plots.heatmaps import embeddings_chart
 from posviz.schemes import scheme
 from posviz_app import state
-from posviz_app.chart import chart_canvas, show_chart
+from posviz_app.chart import chart_canvas, shared_chart, show_payload
 from posviz_app.room import Room, ask_or_answer, chart_room, keyed_markdown
 from posviz_app.views.tokens import shapes_line
 
@@ -43,20 +43,36 @@ def _chart(room: Room) -> None:
     canvas = chart_canvas(KEY, place=room.place)
     if slide is None:
         # The figure first: the words read what it decided (rows, dims, stacking, outlines).
-        drawn = embeddings_chart(embeddings, canvas=canvas)
-        decisions = drawn.decisions
+        # A function of the settings and the room alone (GPT-2's tables: one commit a
+        # process), so built once for every session that shows it.
+        shown = shared_chart(
+            ("embeddings", settings, state.tables_of(settings)),
+            lambda room_canvas: embeddings_chart(embeddings, canvas=room_canvas),
+            canvas=canvas,
+            fitted=True,  # to the window's bottom
+        )
+        decisions = shown.decisions
         shapes_line(settings, room.view.batch, compact=decisions.stacked or short(canvas))
         keyed_markdown(lesson_sentence(decisions), state.LESSON)
-        show_chart(drawn.spec, key=KEY, canvas=canvas, fitted=True)  # to the window's bottom
+        show_payload(shown.payload, key=KEY)
         if settings.weights == "gpt2":
             st.markdown(source_caption(state.tables_commit(), len(embeddings.token_ids)))
         else:
             st.markdown(scheme(settings.scheme).words.note)
         return
-    drawn = embeddings_chart(
-        embeddings, lecture=True, panels=slide.panels, outlines=slide.outlines, canvas=canvas
+    shown = shared_chart(
+        ("embeddings slide", settings, state.tables_of(settings), slide.panels, slide.outlines),
+        lambda room_canvas: embeddings_chart(
+            embeddings,
+            lecture=True,
+            panels=slide.panels,
+            outlines=slide.outlines,
+            canvas=room_canvas,
+        ),
+        canvas=canvas,
+        fill=lambda decisions: decisions.fills,
     )
-    decisions = drawn.decisions
+    decisions = shown.decisions
     answer = token_answer if slide.step.panels == 1 else input_answer
     question = question_text(slide, settings.scheme, decisions, weights=settings.weights)
     ask_or_answer(slide, question, lambda: answer(decisions))
@@ -64,4 +80,4 @@ def _chart(room: Room) -> None:
         shapes_line(settings, room.view.batch, compact=True)
     # Side by side: as tall as the window leaves below the chart's top; stacked (a phone): as
     # tall as its panels need, and the page scrolls.
-    show_chart(drawn.spec, key=KEY, canvas=canvas, fill=decisions.fills, place=room.place)
+    show_payload(shown.payload, key=KEY, place=room.place)

@@ -30,7 +30,7 @@ from posviz.training.length_view import (
 )
 from posviz_app import state
 from posviz_app.caches import attention_weights, kept, length_runs
-from posviz_app.chart import chart_canvas, show_chart
+from posviz_app.chart import chart_canvas, shared_chart, show_chart, show_payload
 from posviz_app.room import Room, ask_or_answer, chart_room, explain, keyed_markdown
 from posviz_app.views.layout import slide_question
 
@@ -73,14 +73,19 @@ def _tab(room: Room) -> None:
         "in the sidebar (choose the RoPE scheme to set it); with none chosen, the view shows "
         "YaRN with s = 4.",
     )
-    view = _view(room, state.length_schemes(list(labels)))
+    schemes = state.length_schemes(list(labels))
+    view = _view(room, schemes)
     canvas = chart_canvas(KEY, place=room.place)
-    drawn = length_chart(view, canvas=canvas)
+    shown = shared_chart(
+        ("length", room.settings, state.tables_of(room.settings), schemes),
+        lambda room_canvas: length_chart(view, canvas=room_canvas),
+        canvas=canvas,
+    )
     explain(length_lesson.INTRO, lecture=False)
     for notice in view.notices:
         st.info(notice)
     keyed_markdown(length_lesson.headline(view), state.LESSON)
-    show_chart(drawn.spec, key=KEY, canvas=canvas)
+    show_payload(shown.payload, key=KEY)
     for paragraph in (
         length_lesson.extension_sentence(view),
         length_lesson.attention_sentence(view),
