@@ -30,7 +30,7 @@ from posviz.training.length_view import (
 )
 from posviz_app import state
 from posviz_app.caches import attention_weights, kept, length_runs
-from posviz_app.chart import chart_canvas, shared_chart, show_chart, show_payload
+from posviz_app.chart import chart_canvas, shared_chart, show_payload
 from posviz_app.room import Room, ask_or_answer, chart_room, explain, keyed_markdown
 from posviz_app.views.layout import slide_question
 
@@ -128,5 +128,12 @@ def _slide(room: Room, slide: Slide) -> None:
         lengths = [view.longest]
     ask_or_answer(slide, slide_question(room), lambda: answer(view))
     canvas = chart_canvas(KEY, place=room.place)
-    drawn = length_chart(view, lecture=True, canvas=canvas, panels=panels, lengths=lengths)
-    show_chart(drawn.spec, key=KEY, canvas=canvas, fill=drawn.decisions.fills, place=room.place)
+    shown = shared_chart(  # the whole class is on this slide at once
+        ("length slide", room.settings, state.tables_of(room.settings), slide.number),
+        lambda room_canvas: length_chart(
+            view, lecture=True, canvas=room_canvas, panels=panels, lengths=lengths
+        ),
+        canvas=canvas,
+        fill=lambda decisions: decisions.fills,
+    )
+    show_payload(shown.payload, key=KEY, place=room.place)
