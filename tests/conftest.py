@@ -86,6 +86,13 @@ def app_test() -> Callable[..., AppTest]:
     return make
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` first, each group in its own order: CI's workers (pytest-xdist,
+    ``--dist worksteal``) then share out the short tests as they finish the long ones, and no
+    worker ends the stage alone on a long test it took last."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(scope="session")
 def server_url() -> Iterator[str]:
     """Base URL of a `streamlit run app.py` this test session owns."""

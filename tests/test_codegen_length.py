@@ -70,6 +70,7 @@ def _expected(run: LengthRun, variants: set[str]) -> dict[tuple[str, str, int], 
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("scheme", "text"),
     [("rope", "shakespeare"), ("t5", "verdict")],

@@ -83,6 +83,7 @@ def test_a_learned_table_cannot_read_past_its_rows_and_says_so() -> None:
         assert math.isnan(reading.band_mean)
 
 
+@pytest.mark.slow
 def test_rope_is_read_with_every_extension_and_the_file_keeps_it(tmp_path: Path) -> None:
     config = LengthConfig(scheme="rope", text="verdict", steps=3, **TINY)
     run = train_length(config)
@@ -107,6 +108,7 @@ def test_a_file_that_is_not_a_length_run_is_named(tmp_path: Path) -> None:
         load_length_run(path)
 
 
+@pytest.mark.slow
 def test_the_command_writes_a_length_run_and_refuses_bad_values(tmp_path: Path) -> None:
     out = tmp_path / "alibi.npz"
     command = [sys.executable, "-m", "posviz", "train", "--scheme", "alibi", "--text", "verdict"]
@@ -130,6 +132,7 @@ SHIPPED = shipped_length_runs()
 RETRAINED = {"rope": 200}  # steps retrained: a few hundred for one scheme, a few for the others
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SCHEME_NAMES)
 def test_the_shipped_runs_reproduce_from_the_commands_first_steps(name: str) -> None:
     assert name in SHIPPED, f"posviz/data/length/{name}.npz is not shipped"
@@ -140,6 +143,7 @@ def test_the_shipped_runs_reproduce_from_the_commands_first_steps(name: str) -> 
     assert torch.allclose(again.batch_loss, run.batch_loss[:steps], rtol=0, atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["rope", "t5"])
 def test_one_and_two_threads_agree(name: str) -> None:
     """The runs are made with two threads (this machine's cores); one thread gives the same
