@@ -88,8 +88,8 @@ def app_test() -> Callable[..., AppTest]:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests marked ``slow`` first, each group in its own order: CI's workers (pytest-xdist,
-    ``--dist worksteal``) then share out the short tests as they finish the long ones, and no
-    worker ends the stage alone on a long test it took last."""
+    ``--maxschedchunk 1``: the next test to whichever worker is free) share the long tests out
+    first and the short ones round them, and no worker ends the stage alone on a long test."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
