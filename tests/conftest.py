@@ -86,13 +86,6 @@ def app_test() -> Callable[..., AppTest]:
     return make
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked ``slow`` first, each group in its own order: CI's workers (pytest-xdist,
-    ``--maxschedchunk 1``: the next test to whichever worker is free) share the long tests out
-    first and the short ones round them, and no worker ends the stage alone on a long test."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
-
-
 @pytest.fixture(scope="session")
 def server_url() -> Iterator[str]:
     """Base URL of a `streamlit run app.py` this test session owns."""
