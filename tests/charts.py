@@ -51,10 +51,9 @@ def decode_chart(payload: bytes) -> dict[str, Any]:
     return header
 
 
-def sent_charts(at: AppTest) -> dict[str, dict[str, Any]]:
-    """Every chart of the last run by key: its decoded header (figure, config, canvas,
-    fill, plotly)."""
-    charts = {}
+def sent_payloads(at: AppTest) -> dict[str, bytes]:
+    """Every chart of the last run by key: the payload's bytes, as sent."""
+    payloads = {}
     for element in at.get("bidi_component"):
         proto = element.proto
         if proto.component_name != COMPONENT:
@@ -62,8 +61,14 @@ def sent_charts(at: AppTest) -> dict[str, dict[str, Any]]:
         assert proto.WhichOneof("data") == "bytes", "a chart's figure travels as bytes"
         key = user_key_from_element_id(proto.id)
         assert key is not None, f"a chart without a key is remounted at every change: {proto.id}"
-        charts[key] = decode_chart(proto.bytes)
-    return charts
+        payloads[key] = bytes(proto.bytes)
+    return payloads
+
+
+def sent_charts(at: AppTest) -> dict[str, dict[str, Any]]:
+    """Every chart of the last run by key: its decoded header (figure, config, canvas,
+    fill, plotly)."""
+    return {key: decode_chart(payload) for key, payload in sent_payloads(at).items()}
 
 
 def sent_figures(at: AppTest) -> dict[str, dict[str, Any]]:

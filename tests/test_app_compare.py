@@ -13,19 +13,13 @@ from charts import sent_figures
 from reference import book_attention, book_layers
 from reproduce import run_scripts_saved
 from streamlit.testing.v1 import AppTest
-from widgets import example_menu
+from widgets import example_menu, ok
 
 from posviz.tokenizer import encode
 
 AppFactory = Callable[..., AppTest]
 Decode = Callable[[object], np.ndarray]
 PAIR = ("The dog bites the man", "The man bites the dog")
-
-
-def ok(at: AppTest) -> AppTest:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    return at
 
 
 def compare_chart(at: AppTest) -> dict[str, object] | None:

@@ -11,16 +11,11 @@ from pathlib import Path
 import numpy as np
 from charts import sent_figures
 from streamlit.testing.v1 import AppTest
+from widgets import ok
 
 AppFactory = Callable[..., AppTest]
 RUNS = Path(__file__).resolve().parent.parent / "posviz" / "data" / "length"
 SMOOTH = 8  # the figure's mean over 8 positions, as its note says
-
-
-def ok(at: AppTest) -> AppTest:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    return at
 
 
 def position_loss(scheme: str, length: int, variant: str = "as-trained") -> np.ndarray:

@@ -26,7 +26,7 @@ from charts import sent_figures
 from reference import book_window, cosine_similarity
 from reproduce import run_scripts
 from streamlit.testing.v1 import AppTest
-from widgets import example_menu, has_seed_box, nav, press, seed_box, slide_title
+from widgets import example_menu, has_seed_box, nav, ok, press, seed_box, slide_title
 
 from posviz.tokenizer import encode
 
@@ -38,13 +38,6 @@ SCHEMES = ("learned", "sinusoidal", "none", "rope")
 
 
 # --- driving and reading the app ---------------------------------------------------------
-
-
-def ok(at: AppTest) -> AppTest:
-    """No exception element and no error from the app's last-resort handler."""
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    return at
 
 
 def show_tab(at: AppTest, name: str) -> AppTest:

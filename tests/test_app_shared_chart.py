@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 import torch
-from charts import COMPONENT, sent_figures
+from charts import sent_figures, sent_payloads
 from reference import book_tables, token_ids
 from streamlit.testing.v1 import AppTest
+from widgets import ok
 
 import posviz_app.views.embeddings as embeddings_view
 
@@ -21,17 +22,9 @@ AppFactory = Callable[..., AppTest]
 SEED = 98_765  # a seed no other test shows, so this process has no figure of it yet
 
 
-def ok(at: AppTest) -> AppTest:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    return at
-
-
 def payload(at: AppTest) -> bytes:
-    (chart,) = [
-        e.proto.bytes for e in at.get("bidi_component") if e.proto.component_name == COMPONENT
-    ]
-    return bytes(chart)
+    (chart,) = sent_payloads(at).values()
+    return chart
 
 
 def test_sessions_at_the_same_settings_share_one_build(

@@ -16,15 +16,10 @@ import numpy as np
 import pytest
 from charts import sent_figures
 from streamlit.testing.v1 import AppTest
+from widgets import ok
 
 AppFactory = Callable[..., AppTest]
 RUNS = Path(__file__).resolve().parent.parent / "posviz" / "data" / "runs"
-
-
-def ok(at: AppTest) -> AppTest:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-    return at
 
 
 def snapshot(run: str, step: int) -> np.ndarray:

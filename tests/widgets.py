@@ -1,4 +1,5 @@
-"""Finding and driving the page's widgets in AppTest: the one place tests name them.
+"""Finding and driving the page's widgets in AppTest: the one place tests name them; and
+:func:`ok`, a run that ended without an exception or the app's last-resort error.
 
 Most widgets are found by their key (the setting they carry). Two show a value derived from the
 settings, and their keys name that value (posviz_app.state.derived_key): the example menu and
@@ -18,6 +19,13 @@ from streamlit.testing.v1 import AppTest
 NAV = "posviz_nav"  # the component lecture mode's navigation is registered as
 EXAMPLE_LABEL = "Example"
 SEED_LABEL = "Seed for torch.manual_seed"
+
+
+def ok(at: AppTest) -> AppTest:
+    """No exception element and no error from the app's last-resort handler."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
 
 
 def _labelled(widgets: Any, label: str) -> Any:
