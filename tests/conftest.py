@@ -34,6 +34,7 @@ from streamlit.testing.v1 import AppTest
 from devtools.chromium import CHROMIUM, CHROMIUM_ARGS, PHONE_CONTEXT
 from devtools.fake_hub import Blob, FakeHub, gpt2_layout, made_up_tables, serve, write_safetensors
 from devtools.server import running_server
+from posviz_app import runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app.py"
@@ -57,6 +58,25 @@ hypothesis_settings.register_profile("posviz", database=None, deadline=None)
 hypothesis_settings.load_profile("posviz")
 
 APP_TIMEOUT = 120  # seconds: the first run imports torch
+
+
+@pytest.fixture(scope="session", autouse=True)
+def glibc_malloc_as_it_was() -> Iterator[None]:
+    """This test process keeps glibc's own malloc settings.
+
+    AppTest runs the page in this process, and the page's first run tunes malloc for a server
+    (``runtime.bound_malloc``: a fixed 128 kB mmap threshold, two arenas), for as long as the
+    process lives. In a pytest-xdist worker, every torch test after the first AppTest test
+    then mapped and unmapped its buffers at each step: 100 training steps took 22 s instead of
+    13, 9 s of them in the kernel, and the unit stage spent 107 CPU-seconds in the kernel.
+    Servers the tests start tune theirs as production does, and
+    tests/test_runtime_memory.py checks the tuning in a process of its own.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(runtime, "bound_malloc", lambda: False)
+        yield
+
+
 REQUIRE_BROWSER = os.environ.get("POSVIZ_REQUIRE_BROWSER", "") not in ("", "0")
 
 
