@@ -20,7 +20,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -130,6 +130,9 @@ def browser() -> Iterator[object]:
             chromium.close()
 
 
+WAIT_POLLING_MS: Final = 50
+
+
 class DevicePages:
     """Fresh pages in this session's browser contexts, one context per kind of device (a
     desktop, or a phone: its User-Agent and touch).
@@ -176,6 +179,13 @@ class DevicePages:
             dialog.dismiss()
 
         page.on("dialog", on_dialog)
+        wait_for_function = page.wait_for_function
+
+        def polled(expression: str, **options: Any) -> Any:
+            options.setdefault("polling", WAIT_POLLING_MS)
+            return wait_for_function(expression, **options)
+
+        page.wait_for_function = polled
         return page
 
     def close(self, page: Any) -> None:
