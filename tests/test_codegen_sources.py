@@ -11,6 +11,8 @@ import importlib
 import inspect
 import pkgutil
 import re
+from collections.abc import Callable
+from functools import cache, partial
 from pathlib import Path
 from typing import TypeGuard
 
@@ -77,54 +79,61 @@ def _posviz_definitions() -> dict[str, list[object]]:
     return found
 
 
-def _scripts() -> dict[str, str]:
-    scripts = {}
+def _script_makers() -> dict[str, Callable[[], str]]:
+    """Each script by name, written when asked (not while pytest collects, in every process
+    of every CI stage: writing all 34 took 3 s)."""
+    makers: dict[str, Callable[[], str]] = {}
     for scheme in SCHEMES:
         settings = Settings(scheme=scheme, compare_text="A rose is a rose is a rose.")
         for view in ("embeddings", "geometry", "distance", "attention"):
-            scripts[f"{scheme}-{view}"] = embeddings.reproduction_script(settings, view=view)
+            makers[f"{scheme}-{view}"] = partial(
+                embeddings.reproduction_script, settings, view=view
+            )
     book = Settings(text="one two three four five six", context_length=2)
-    scripts["book-loader"] = embeddings.reproduction_script(book)
+    makers["book-loader"] = partial(embeddings.reproduction_script, book)
     gpt2 = Settings(weights="gpt2", emb_dim=768)
     for view in ("geometry", "distance"):
-        scripts[f"gpt2-{view}"] = embeddings.reproduction_script(gpt2, view=view)
-    scripts["training"] = training_script(TrainingConfig(init="small"), step=10)
+        makers[f"gpt2-{view}"] = partial(embeddings.reproduction_script, gpt2, view=view)
+    makers["training"] = partial(training_script, TrainingConfig(init="small"), step=10)
     for scheme in SCHEMES:
-        scripts[f"{scheme}-length"] = length_script(LengthConfig(scheme=scheme, steps=10))
-    return scripts
+        makers[f"{scheme}-length"] = partial(length_script, LengthConfig(scheme=scheme, steps=10))
+    return makers
 
 
-SCRIPTS = _scripts()
+MAKERS = _script_makers()
 
 
-@pytest.mark.parametrize("name", SCRIPTS)
+@cache
+def script(name: str) -> str:
+    return MAKERS[name]()
+
+
+@pytest.mark.parametrize("name", MAKERS)
 def test_every_function_a_script_defines_is_posvizs_source_or_named_glue(name: str) -> None:
-    script = SCRIPTS[name]
+    text = script(name)
     definitions = _posviz_definitions()
-    tree = ast.parse(script)
+    tree = ast.parse(text)
     defined = [node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.ClassDef)]
     assert len(defined) == len(set(defined)), "a function is defined twice"
     for function in defined:
         if function in GLUE:
             continue
         assert function in definitions, f"{function} is neither posviz's nor named glue"
-        assert any(inspect.getsource(item) in script for item in definitions[function]), function
+        assert any(inspect.getsource(item) in text for item in definitions[function]), function
 
 
 def test_every_function_the_scripts_may_copy_is_copied_somewhere() -> None:
-    copied = {
-        item for script in SCRIPTS.values() for item in sources(*embeddings.called(script)).items
-    }
+    copied = {item for name in MAKERS for item in sources(*embeddings.called(script(name))).items}
     assert set(embeddings._LIBRARY) <= copied
 
 
 def test_a_script_copies_what_its_functions_use_with_their_constants() -> None:
-    script = SCRIPTS["t5-attention"]
+    t5 = script("t5-attention")
     # t5_per_distance calls t5_bias_table and t5_buckets: each copied before it
-    order = [script.index(f"\ndef {name}(") for name in ("t5_bias_table", "t5_buckets")]
-    assert max(order) < script.index("\ndef t5_per_distance(")
-    assert "\nT5_NUM_BUCKETS = 32\n" in script and "\nT5_MAX_DISTANCE = 128\n" in script
-    sinusoidal = SCRIPTS["sinusoidal-embeddings"]
+    order = [t5.index(f"\ndef {name}(") for name in ("t5_bias_table", "t5_buckets")]
+    assert max(order) < t5.index("\ndef t5_per_distance(")
+    assert "\nT5_NUM_BUCKETS = 32\n" in t5 and "\nT5_MAX_DISTANCE = 128\n" in t5
+    sinusoidal = script("sinusoidal-embeddings")
     assert "\nSINUSOIDAL_BASE = 10000.0\n" in sinusoidal
     assert sinusoidal.count("def sinusoidal_encoding(") == 1
 
