@@ -8,9 +8,38 @@ from typing import Any
 
 from devtools.pages import TAB_BUTTONS, TAB_PANEL, open_tab
 
-__all__ = ["LOAD_TIMEOUT", "TAB_BUTTONS", "TAB_PANEL", "open_tab", "wait_for_text"]
+__all__ = [
+    "LOAD_TIMEOUT",
+    "SMALLEST",
+    "SMALL_TEXTS",
+    "TAB_BUTTONS",
+    "TAB_PANEL",
+    "open_tab",
+    "wait_for_text",
+]
 
 LOAD_TIMEOUT = 180_000  # ms: the server's first run imports torch (on a busy machine)
+
+SMALLEST = 20  # px: what the guide promises a lecture's reader
+# Every visible text of the lecture stage whose computed font is under `min` px: its text, its
+# size, its element (HTML and the charts' SVG alike).
+SMALL_TEXTS = """(min) => {
+    const stage = document.querySelector('.st-key-lecture_stage');
+    const found = [];
+    const walker = document.createTreeWalker(stage, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+        const text = walker.currentNode.textContent.trim();
+        const element = walker.currentNode.parentElement;
+        if (!text || !element) continue;
+        const box = element.getBoundingClientRect();
+        const style = getComputedStyle(element);
+        if (box.width === 0 || box.height === 0 || style.visibility === 'hidden'
+            || Number(style.opacity) === 0 || element.closest('.hoverlayer, .modebar')) continue;
+        const size = parseFloat(style.fontSize);
+        if (size < min - 0.01) found.push([text.slice(0, 50), size, element.tagName]);
+    }
+    return found;
+}"""
 
 
 def wait_for_text(page: Any, words: str) -> None:

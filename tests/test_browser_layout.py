@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from pages import TAB_BUTTONS, open_tab
+from pages import SMALL_TEXTS, SMALLEST, TAB_BUTTONS, open_tab
 
 from devtools.plotly_calls import RECORD_PLOTLY_CALLS
 
@@ -176,6 +176,7 @@ def test_every_lecture_step_fits_one_screen(
     wait_step(page, 1)
     sidebar = page.evaluate(BOX, '[data-testid="stSidebar"]')
     assert sidebar is None or sidebar[3] <= 1, f"the sidebar starts collapsed: {sidebar}"
+    small: dict[int, list[Any]] = {}  # slide -> its texts under 20 px (issue 42 item 5)
     for number in range(1, len(STEP_TITLES) + 1):
         if number > 1:
             page.locator(".posviz-nav-next").click()
@@ -183,6 +184,10 @@ def test_every_lecture_step_fits_one_screen(
         assert_fits(page, width, height, STEP_CHARTS[number - 1][0])
         if number == 7 and width >= 1600:  # a projector's slide: type of 24 px and up
             assert min(page.evaluate(TICK_SIZES, CHART)) >= 24
+        found = page.evaluate(SMALL_TEXTS, SMALLEST)  # every text of the slide, 20 px and up
+        if found:
+            small[number] = found
+    assert small == {}, "\n".join(f"slide {n}: {texts}" for n, texts in small.items())
     assert page.console_errors == []
 
 
