@@ -60,14 +60,27 @@ def slide_shown(page: Any) -> int:
     return int(page.locator(".posviz-nav").get_attribute("data-step"))
 
 
+# What the navigation and the focus are, for a wait that timed out: the slide shown and the
+# one the presses lead to, the link's step, how many navigations, what holds the keys.
+NAV_STATE = """() => { const navs = document.querySelectorAll('.posviz-nav');
+    const nav = navs[0]; const focus = document.activeElement;
+    return { shown: nav && nav.dataset.step, asked: nav && nav.dataset.asked,
+        link: location.search, navigations: navs.length,
+        focus: focus && [focus.tagName, focus.getAttribute('role'), focus.type || null],
+        running: !!document.querySelector('[data-testid="stStatusWidget"]') }; }"""
+
+
 def wait_slide(page: Any, number: int) -> None:
-    page.wait_for_function(
-        "(n) => { const nav = document.querySelector('.posviz-nav');"
-        " return !!nav && nav.dataset.step === String(n)"
-        " && new URLSearchParams(location.search).get('step') === String(n); }",
-        arg=number,
-        timeout=LOAD_TIMEOUT,
-    )
+    try:
+        page.wait_for_function(
+            "(n) => { const nav = document.querySelector('.posviz-nav');"
+            " return !!nav && nav.dataset.step === String(n)"
+            " && new URLSearchParams(location.search).get('step') === String(n); }",
+            arg=number,
+            timeout=LOAD_TIMEOUT,
+        )
+    except Exception as error:  # Playwright's TimeoutError: say what the page shows instead
+        raise AssertionError(f"slide {number} never shown: {page.evaluate(NAV_STATE)}") from error
 
 
 def warnings(page: Any) -> list[str]:
