@@ -104,13 +104,13 @@ MAKERS = _script_makers()
 
 
 @cache
-def script(name: str) -> str:
+def written_script(name: str) -> str:
     return MAKERS[name]()
 
 
 @pytest.mark.parametrize("name", MAKERS)
 def test_every_function_a_script_defines_is_posvizs_source_or_named_glue(name: str) -> None:
-    text = script(name)
+    text = written_script(name)
     definitions = _posviz_definitions()
     tree = ast.parse(text)
     defined = [node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.ClassDef)]
@@ -123,17 +123,19 @@ def test_every_function_a_script_defines_is_posvizs_source_or_named_glue(name: s
 
 
 def test_every_function_the_scripts_may_copy_is_copied_somewhere() -> None:
-    copied = {item for name in MAKERS for item in sources(*embeddings.called(script(name))).items}
+    copied = {
+        item for name in MAKERS for item in sources(*embeddings.called(written_script(name))).items
+    }
     assert set(embeddings._LIBRARY) <= copied
 
 
 def test_a_script_copies_what_its_functions_use_with_their_constants() -> None:
-    t5 = script("t5-attention")
+    t5 = written_script("t5-attention")
     # t5_per_distance calls t5_bias_table and t5_buckets: each copied before it
     order = [t5.index(f"\ndef {name}(") for name in ("t5_bias_table", "t5_buckets")]
     assert max(order) < t5.index("\ndef t5_per_distance(")
     assert "\nT5_NUM_BUCKETS = 32\n" in t5 and "\nT5_MAX_DISTANCE = 128\n" in t5
-    sinusoidal = script("sinusoidal-embeddings")
+    sinusoidal = written_script("sinusoidal-embeddings")
     assert "\nSINUSOIDAL_BASE = 10000.0\n" in sinusoidal
     assert sinusoidal.count("def sinusoidal_encoding(") == 1
 
