@@ -92,19 +92,29 @@ def assert_nothing_injected(page: Any) -> None:
 def hover_row(page: Any, row: int, rows: int) -> str:
     """Hover the middle of ``row`` in the first heatmap; return the hover box's text lines."""
     drag = page.locator(".js-plotly-plot .xy .nsewdrag").first
-    box = drag.bounding_box()
-    assert box is not None
-    x, y = box["x"] + box["width"] * 0.1, box["y"] + box["height"] * (row + 0.5) / rows
     hover = page.locator(".hoverlayer .hovertext", has_text=f"position · token: {row} · ").first
     # The box of *this* row, not the previous one. A redraw (the chart's size report, a rerun
     # of a loaded server) drops a hover under a still mouse, as it does in a user's browser
     # until the mouse moves: move it a pixel and back, as a hand does, until the box shows.
+    # A redraw can also move the chart (CI once hovered stale coordinates for 60 s), so the
+    # point is found again on every try, on screen, from the chart where it now stands.
     # The box can also go between showing and being read (a redraw landing just then): its
     # lines are read at once, and an empty read is a box that went, hovered again.
     lines: list[str] = []
+    seen = "nothing"
     for attempt in range(WAIT // 2_000):
-        page.mouse.move(x + attempt % 2, y)
         try:
+            drag.scroll_into_view_if_needed(timeout=2_000)
+            box = drag.bounding_box(timeout=2_000)
+            assert box is not None
+            x = box["x"] + box["width"] * 0.1 + attempt % 2
+            y = box["y"] + box["height"] * (row + 0.5) / rows
+            seen = page.evaluate(UNDER_POINT, [x, y])
+            height = page.viewport_size["height"]
+            if not 0 < y < height:  # the row is off screen: scroll it to the middle
+                page.mouse.wheel(0, y - height / 2)
+                continue
+            page.mouse.move(x, y)
             hover.wait_for(timeout=2_000)
             lines = hover.evaluate(
                 "(box) => Array.from(box.querySelectorAll('tspan.line'), (t) => t.textContent)",
@@ -115,9 +125,22 @@ def hover_row(page: Any, row: int, rows: int) -> str:
         if lines:
             break
     else:
-        raise AssertionError(f"no hover box for row {row} after {WAIT} ms of moving onto it")
+        shown = page.locator(".hoverlayer .hovertext").all_inner_texts()
+        raise AssertionError(
+            f"no hover box for row {row} after {WAIT} ms of moving onto it;"
+            f" under the mouse: {seen}; hover boxes shown: {shown}"
+        )
     assert len(lines) == 4, f"the hover box should have 4 lines (no <br> from the text): {lines}"
     return "\n".join(lines)
+
+
+# What the mouse would touch at (x, y): a chart's drag layer, or what covers it.
+UNDER_POINT = """([x, y]) => {
+    const el = document.elementFromPoint(x, y);
+    if (!el) return `nothing at (${x}, ${y})`;
+    const cls = typeof el.className === 'string' ? el.className : el.className.baseVal;
+    return `${el.tagName}.${cls} at (${Math.round(x)}, ${Math.round(y)})`;
+}"""
 
 
 def check_page(page: Any, text: str) -> None:
