@@ -172,6 +172,10 @@ def _phases(record: dict[str, Any], *, load: bool = False) -> dict[str, Any]:
         if chart_msg:
             out["server"] = (chart_msg["t"] - record["sent"]) / 1000
             out["msg_to_plotly"] = (first_call["t0"] - chart_msg["t"]) / 1000
+            # The run's last message (the browser has all of it): what the page does after it
+            # before the chart is drawn is the browser's (React renders the page's elements).
+            out["messages"] = len(msgs)
+            out["last_msg_to_plotly"] = (first_call["t0"] - max(m["t"] for m in msgs)) / 1000
             named = ("to_request", "server", "msg_to_plotly", "draws_before", "first_draw")
             out["waits"] = out["s"] - out["to_frame"] - sum(out[name] for name in named)
     else:
@@ -543,6 +547,8 @@ def report_tables(result: dict[str, Any]) -> list[tuple[str, list[str], list[lis
             "-" if cpu is None else fmt_time(cpu),
             _kb(_median(samples, "received_kb")),
             fmt_time(_median(samples, "msg_to_plotly")),
+            f"{_median(samples, 'messages') or 0:.0f}",
+            fmt_time(_median(samples, "last_msg_to_plotly")),
             fmt_time(_median(samples, "first_draw")),
             fmt_time(_median(samples, "to_frame")),
             fmt_time(_median(samples, "s")),
@@ -554,10 +560,13 @@ def report_tables(result: dict[str, Any]) -> list[tuple[str, list[str], list[lis
             "Key press phases (medians): key -> request sent; request -> chart message "
             "received (server rerun); the server's CPU time (user + system) for the press; "
             "bytes the rerun sent the page; message -> Plotly.react (protobuf, React, the "
-            "component's decode); the react; to the next frame (visible); the total; waits in "
-            "it (frames, other tasks); Plotly calls of the press.",
+            "component's decode); the messages the run sent, and from the last of them to "
+            "Plotly.react (the page's own work once it has the whole run); the react; to the "
+            "next frame (visible); the total; waits in it (frames, other tasks); Plotly calls "
+            "of the press.",
             ["key press", "key->request", "server", "server CPU", "bytes", "msg->Plotly",
-             "react", "->frame", "total (visible)", "waits", "Plotly calls"],
+             "messages", "last msg->Plotly", "react", "->frame", "total (visible)", "waits",
+             "Plotly calls"],
             press_rows,
         ))  # fmt: skip
     load_rows = []

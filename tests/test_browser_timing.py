@@ -40,6 +40,8 @@ def test_a_key_press_splits_into_its_phases() -> None:
     assert phases["to_request"] == pytest.approx(0.005)
     assert phases["server"] == pytest.approx(0.035)  # the largest message is the chart's
     assert phases["msg_to_plotly"] == pytest.approx(0.010)
+    assert phases["messages"] == 2
+    assert phases["last_msg_to_plotly"] == pytest.approx(0.009)  # after the run's last message
     assert phases["first_draw"] == pytest.approx(0.025)
     assert phases["to_frame"] == pytest.approx(0.005)
     assert phases["received_kb"] == pytest.approx(32.0)
