@@ -153,6 +153,21 @@ def test_an_extension_the_runs_did_not_read_is_said() -> None:
     assert not any("YaRN" in str(t.get("name")) for t in drawn.spec.data)
 
 
+def test_a_scaling_the_runs_were_never_read_with_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scaling added after the runs were shipped (here: dynamic NTK, as if it were new) draws
+    its frequencies and the runs as trained, and says why: no traceback."""
+    import posviz.training.length_view as length_view
+
+    kept = tuple(e for e in length_view.EXTENSIONS if e[0] != "dynamic")
+    monkeypatch.setattr(length_view, "EXTENSIONS", kept)
+    shown = build_length(with_options(Settings(), rope_scaling="dynamic", rope_factor=4.0))
+    assert not shown.extension.in_runs and shown.extension.readings == ()
+    (said,) = [n for n in shown.notices if "never read with Dynamic NTK" in n]
+    assert "Position Interpolation" in said and "YaRN" in said, said
+    drawn = length_chart(shown)
+    assert not drawn.decisions.extension
+
+
 def test_no_scaling_chosen_shows_the_lessons(view) -> None:  # type: ignore[no-untyped-def]
     assert view.extension.name == "yarn-4" and not view.extension.chosen
     assert "No RoPE scaling is chosen" in view.notices[0]

@@ -215,14 +215,20 @@ def _extension(settings: Settings, rope_run: LengthRun | None) -> tuple[Extensio
     name = variant_name(scaling, factor)
     if rope_run is not None and (scaling, factor) in EXTENSIONS:
         readings = _curves(rope_run, name)
-    elif rope_run is not None:
-        held = sorted({f for s, f in EXTENSIONS if s == scaling})
+    elif rope_run is not None and (held := sorted({f for s, f in EXTENSIONS if s == scaling})):
         notices.append(
             f"The RoPE run was read with {SCALING_SPECS[scaling].label} at s = "
             f"{' and '.join(f'{f:g}' for f in held)}, not s = {factor:g}: the frequencies "
             "below are s = "
             f"{factor:g}'s, the losses RoPE's as trained (choose s = {held[-1]:g} to see its "
             "losses; `posviz train` reads no other)."
+        )
+    elif rope_run is not None:  # a scaling newer than the shipped runs
+        read = sorted({SCALING_SPECS[cast(Scaling, s)].label for s, _ in EXTENSIONS})
+        notices.append(
+            f"The shipped RoPE run was never read with {SCALING_SPECS[scaling].label}: the "
+            f"frequencies below are s = {factor:g}'s, the losses RoPE's as trained (the runs "
+            f"were read with {', '.join(read)})."
         )
     return Extension(scaling, factor, chosen, readings), notices
 
