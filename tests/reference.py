@@ -64,7 +64,7 @@ import re
 import string
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -1131,7 +1131,7 @@ def hf_rope_config(
     parameters: dict[str, Any] = {"rope_type": rope_type, "rope_theta": base}
     if rope_type != "default":
         parameters["factor"] = factor
-    if rope_type in ("yarn", "llama3"):  # standardize_rope_params sets it for these
+    if rope_type in ("yarn", "ntk_parts", "llama3"):  # standardize_rope_params sets it
         parameters["original_max_position_embeddings"] = original_length
     if rope_type == "llama3":
         parameters["low_freq_factor"] = 1.0  # Llama 3.1's config.json
@@ -1358,11 +1358,21 @@ def ntk_aware_rope_parameters(
     return inv_freq, 1.0
 
 
+def ntk_by_parts_rope_parameters(
+    config: HFRopeConfig, device: Any = None, seq_len: Any = None
+) -> tuple[torch.Tensor, float]:
+    """NTK-by-parts (YaRN's paper, section 3.2): transformers' YaRN with its config's
+    ``attention_factor`` set to 1, the one way transformers computes it."""
+    parameters = {**config.rope_parameters, "rope_type": "yarn", "attention_factor": 1.0}
+    return hf_compute_yarn_parameters(replace(config, rope_parameters=parameters), device, seq_len)
+
+
 HF_ROPE_INIT_FUNCTIONS = {
     "default": hf_compute_default_rope_parameters,
     "linear": hf_compute_linear_scaling_rope_parameters,
     "ntk": ntk_aware_rope_parameters,
     "dynamic": hf_compute_dynamic_ntk_parameters,
+    "ntk_parts": ntk_by_parts_rope_parameters,
     "yarn": hf_compute_yarn_parameters,
     "llama3": hf_compute_llama3_parameters,
 }

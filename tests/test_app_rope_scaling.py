@@ -36,7 +36,9 @@ def test_the_widgets_hold_the_options_within_their_ranges(
     at = app_test({"scheme": "rope", "emb_dim": "8"})
     assert not at.exception
     scaling = at.selectbox(key="rope_scaling")
-    assert list(scaling.options) == ["default", "linear", "ntk", "dynamic", "yarn", "llama3"]
+    assert list(scaling.options) == [
+        "default", "linear", "ntk", "dynamic", "ntk_parts", "yarn", "llama3"
+    ]  # fmt: skip
     factor = at.number_input(key="rope_factor")
     assert (factor.min, factor.max, factor.value) == (1.0, 128.0, 4.0)
     original = at.number_input(key="rope_original")

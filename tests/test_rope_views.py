@@ -40,7 +40,7 @@ from posviz.scores import build_attention
 from posviz.view import build_view
 
 ROSE = "A rose is a rose is a rose."
-SCALED = ("linear", "ntk", "dynamic", "yarn", "llama3")
+SCALED = ("linear", "ntk", "dynamic", "ntk_parts", "yarn", "llama3")
 
 
 def _settings(scaling: str, **fields: object) -> Settings:
@@ -250,8 +250,8 @@ def test_the_original_length_follows_the_context_length_until_set() -> None:
         pytest.param(
             "rope_scaling",
             "longrope",
-            "rope_scaling must be one of default, linear, ntk, dynamic, yarn, llama3, got "
-            "'longrope'",
+            "rope_scaling must be one of default, linear, ntk, dynamic, ntk_parts, yarn, llama3, "
+            "got 'longrope'",
             id="scaling",
         ),
     ],

@@ -71,8 +71,9 @@ ROPE_OPTIONS: Final = (
         "RoPE scaling (context extension)",
         "How RoPE is stretched past the length L₀ it was trained on: linear (Position "
         "Interpolation) divides every frequency by s; ntk raises the base; dynamic raises it "
-        "by how long the input is; yarn keeps the fast pairs, divides the slow ones by s and "
-        "scales cos and sin; llama3 (Llama 3.1) keeps short wavelengths and divides long ones.",
+        "by how long the input is; ntk_parts (NTK-by-parts) keeps the fast pairs and divides "
+        "the slow ones by s; yarn does the same and scales cos and sin; llama3 (Llama 3.1) "
+        "keeps short wavelengths and divides long ones.",
         "choice",
         "default",
         choices=SCALINGS,

@@ -14,6 +14,8 @@ familiar angles. Every formula is computed as Hugging Face transformers 5.17.0's
   keeps the fastest pair and divides the slowest by exactly ``s``.
 * ``dynamic``, dynamic NTK (emozilla, 2023): the base ``base · ((s·L/L₀) − (s − 1))^(h/(h−2))``
   with ``L = max(length read, L₀)``: unscaled up to L₀, stretched more as the input grows.
+* ``ntk_parts``, NTK-by-parts (bloc97, 2023; Peng et al. 2023, section 3.2): YaRN's ramp
+  without its attention factor (transformers' ``yarn`` with ``attention_factor = 1``).
 * ``yarn`` (Peng et al. 2023): pairs that turn more than ``β_fast = 32`` times within L₀ kept,
   pairs that turn less than ``β_slow = 1`` time divided by ``s``, a linear ramp between; cos
   and sin multiplied by the attention factor ``0.1 · ln s + 1``.
@@ -44,7 +46,7 @@ from typing import Final, Literal, assert_never, get_args
 
 import torch
 
-Scaling = Literal["default", "linear", "ntk", "dynamic", "yarn", "llama3"]
+Scaling = Literal["default", "linear", "ntk", "dynamic", "ntk_parts", "yarn", "llama3"]
 SCALINGS: Final[tuple[Scaling, ...]] = get_args(Scaling)
 Treatment = Literal["kept", "blended", "divided"]  # what a scaling did to one frequency pair
 
@@ -228,6 +230,13 @@ def _yarn(dim: int, config: RopeConfig, length_read: int) -> _Scaled:
     return _Scaled(inv_freq, attention_factor, config.base, 1 - extrapolation_factor)
 
 
+def _ntk_parts(dim: int, config: RopeConfig, length_read: int) -> _Scaled:
+    """NTK-by-parts: YaRN's frequencies, cos and sin left as they are (the step before YaRN,
+    whose attention factor is what it adds)."""
+    yarn = _yarn(dim, config, length_read)
+    return _Scaled(yarn.inv_freq, 1.0, yarn.base, yarn.interpolated)
+
+
 def _llama3(dim: int, config: RopeConfig, length_read: int) -> _Scaled:
     """Llama 3.1 (``_compute_llama3_parameters``; the book's ``compute_rope_params`` with its
     ``freq_config``): wavelengths under ``L₀ / 4`` kept, over ``L₀`` divided by ``s``, and
@@ -394,6 +403,13 @@ def _say_dynamic(facts: ScalingFacts, label: str) -> str:
     )
 
 
+def _say_ntk_parts(facts: ScalingFacts, label: str) -> str:
+    return (
+        f"{label} with s = {facts.config.factor:g} {_treatments(facts)}; cos and sin are left "
+        "as they are (YaRN's ramp without its attention factor)."
+    )
+
+
 def _say_yarn(facts: ScalingFacts, label: str) -> str:
     s = f"{facts.config.factor:g}"
     return (
@@ -429,6 +445,7 @@ SCALING_SPECS: Final[Mapping[Scaling, ScalingSpec]] = {
         ScalingSpec("linear", "Position Interpolation", _say_linear),
         ScalingSpec("ntk", "NTK-aware scaling", _say_ntk),
         ScalingSpec("dynamic", "Dynamic NTK", _say_dynamic),
+        ScalingSpec("ntk_parts", "NTK-by-parts", _say_ntk_parts),
         ScalingSpec("yarn", "YaRN", _say_yarn),
         ScalingSpec("llama3", "Llama 3 scaling", _say_llama3),
     )
@@ -447,6 +464,8 @@ def _compute(dim: int, config: RopeConfig, length_read: int) -> _Scaled:
             return _ntk(dim, config, length_read)
         case "dynamic":
             return _dynamic(dim, config, length_read)
+        case "ntk_parts":
+            return _ntk_parts(dim, config, length_read)
         case "yarn":
             return _yarn(dim, config, length_read)
         case "llama3":
