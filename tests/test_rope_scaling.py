@@ -15,6 +15,7 @@ import reference
 import torch
 
 from posviz import schemes
+from posviz.schemes import rope
 from posviz.schemes.rope_scaling import (
     SCALING_SPECS,
     SCALINGS,
@@ -60,6 +61,11 @@ def test_every_scaling_has_its_spec() -> None:
     assert tuple(SCALING_SPECS) == SCALINGS == get_args(Scaling)
     assert set(SCALINGS) == set(reference.HF_ROPE_INIT_FUNCTIONS)
     assert all(spec.name == name for name, spec in SCALING_SPECS.items())
+    # the option's help says each scaling in a clause of its own, starting with its name
+    (option,) = [o for o in rope.ROPE_OPTIONS if o.name == "rope_scaling"]
+    for name, spec in SCALING_SPECS.items():
+        if name != "default":
+            assert spec.hint.startswith(name) and f" {spec.hint}" in option.help, name
 
 
 # --- frequencies and the attention factor ----------------------------------------------------

@@ -35,6 +35,7 @@ from posviz.schemes.rope_scaling import (
     ROPE_BASE,
     ROPE_FACTOR_RANGE,
     ROPE_ORIGINAL_RANGE,
+    SCALING_HELP,
     SCALING_SPECS,
     SCALINGS,
     RopeConfig,
@@ -69,11 +70,7 @@ ROPE_OPTIONS: Final = (
     SchemeOption(
         "rope_scaling",
         "RoPE scaling (context extension)",
-        "How RoPE is stretched past the length L₀ it was trained on: linear (Position "
-        "Interpolation) divides every frequency by s; ntk raises the base; dynamic raises it "
-        "by how long the input is; ntk_parts (NTK-by-parts) keeps the fast pairs and divides "
-        "the slow ones by s; yarn does the same and scales cos and sin; llama3 (Llama 3.1) "
-        "keeps short wavelengths and divides long ones.",
+        SCALING_HELP,
         "choice",
         "default",
         choices=SCALINGS,

@@ -429,12 +429,13 @@ def _say_llama3(facts: ScalingFacts, label: str) -> str:
 
 @dataclass(frozen=True)
 class ScalingSpec:
-    """One scaling: its name, its label in the lesson and the function that says what it did
-    (:func:`_compute` computes it)."""
+    """One scaling: its name, its label in the lesson, the function that says what it did
+    (:func:`_compute` computes it) and its clause in the option's help ("" for none)."""
 
     name: Scaling
     label: str
     say: Callable[[ScalingFacts, str], str]
+    hint: str = ""
 
 
 # One entry per scaling, as transformers' ROPE_INIT_FUNCTIONS (a test checks it covers them all).
@@ -442,14 +443,31 @@ SCALING_SPECS: Final[Mapping[Scaling, ScalingSpec]] = {
     spec.name: spec
     for spec in (
         ScalingSpec("default", "RoPE", _say_default),
-        ScalingSpec("linear", "Position Interpolation", _say_linear),
-        ScalingSpec("ntk", "NTK-aware scaling", _say_ntk),
-        ScalingSpec("dynamic", "Dynamic NTK", _say_dynamic),
-        ScalingSpec("ntk_parts", "NTK-by-parts", _say_ntk_parts),
-        ScalingSpec("yarn", "YaRN", _say_yarn),
-        ScalingSpec("llama3", "Llama 3 scaling", _say_llama3),
+        ScalingSpec(
+            "linear", "Position Interpolation", _say_linear,
+            "linear (Position Interpolation) divides every frequency by s",
+        ),
+        ScalingSpec("ntk", "NTK-aware scaling", _say_ntk, "ntk raises the base"),
+        ScalingSpec(
+            "dynamic", "Dynamic NTK", _say_dynamic,
+            "dynamic raises it by how long the input is",
+        ),
+        ScalingSpec(
+            "ntk_parts", "NTK-by-parts", _say_ntk_parts,
+            "ntk_parts (NTK-by-parts) keeps the fast pairs and divides the slow ones by s",
+        ),
+        ScalingSpec("yarn", "YaRN", _say_yarn, "yarn does the same and scales cos and sin"),
+        ScalingSpec(
+            "llama3", "Llama 3 scaling", _say_llama3,
+            "llama3 (Llama 3.1) keeps short wavelengths and divides long ones",
+        ),
     )
-}
+}  # fmt: skip
+SCALING_HELP: Final = (
+    "How RoPE is stretched past the length L₀ it was trained on: "
+    + "; ".join(spec.hint for spec in SCALING_SPECS.values() if spec.hint)
+    + "."
+)  # the rope_scaling option's help, a clause per scaling
 
 
 def _compute(dim: int, config: RopeConfig, length_read: int) -> _Scaled:
