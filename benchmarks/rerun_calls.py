@@ -175,16 +175,19 @@ def main() -> None:
     print_table(["what", "per rerun"], rows)
 
     stats = pstats.Stats(profile).stats
-    whole = None
-    shares = []
-    for label, file, name in PARTS:
-        cumulative = sum(
+
+    def cumulative(file: str, name: str) -> float:
+        return sum(
             entry[3]
             for (path, _, function), entry in stats.items()
             if function == name and path.replace(os.sep, "/").endswith(file)
         )
-        whole = whole or cumulative
-        shares.append([label, f"{100 * cumulative / whole:.0f} %" if whole else "-"])
+
+    whole = cumulative(*PARTS[0][1:])  # the first part is the whole rerun
+    shares = [
+        [label, f"{100 * cumulative(file, name) / whole:.0f} %" if whole else "-"]
+        for label, file, name in PARTS
+    ]
     print("\nUnder cProfile, share of the whole rerun (a profiled run's shares, not times):")
     print_table(["part", "share"], shares)
 
