@@ -61,10 +61,13 @@ def slide_shown(page: Any) -> int:
 
 
 # What the navigation and the focus are, for a wait that timed out: the slide shown and the
-# one the presses lead to, the link's step, how many navigations, what holds the keys.
+# one the presses lead to, the number of the last press sent, the last the page answered and
+# how many were sent again, the link's step, how many navigations, what holds the keys.
 NAV_STATE = """() => { const navs = document.querySelectorAll('.posviz-nav');
     const nav = navs[0]; const focus = document.activeElement;
     return { shown: nav && nav.dataset.step, asked: nav && nav.dataset.asked,
+        sent: nav && nav.dataset.sent, answered: nav && nav.dataset.answered,
+        resent: nav && nav.dataset.resent,
         link: location.search, navigations: navs.length,
         focus: focus && [focus.tagName, focus.getAttribute('role'), focus.type || null],
         running: !!document.querySelector('[data-testid="stStatusWidget"]') }; }"""
