@@ -6,6 +6,8 @@ dragged and names a position on hover. Waits are for page conditions, never for 
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -42,10 +44,22 @@ def open_tab(
     page.wait_for_function(DRAWN, arg=[selector, list(scenes)], timeout=LOAD_TIMEOUT)
 
 
+# What the chart showed when texts collided: what it was laid out for and the box it had.
+CHART_STATE = """(selector) => { const gd = document.querySelector(selector);
+    const box = gd.getBoundingClientRect(), layout = gd._fullLayout;
+    return { fits: gd.dataset.fits, layout: [layout.width, layout.height],
+             box: [box.width, box.height], window: [innerWidth, innerHeight] }; }"""
+
+
 def assert_no_collisions(page: Any, selector: str) -> None:
     count, found = page.evaluate(WITH_LEGEND, selector)
     assert count > 10, "the chart's texts were not found"
-    assert found == [], found
+    if found:  # say what the chart was laid out for, and what it looked like
+        again = page.evaluate(WITH_LEGEND, selector)[1]
+        shot = Path(tempfile.mkdtemp(prefix="posviz-collision-")) / "page.png"
+        page.screenshot(path=str(shot), full_page=True)
+        state = page.evaluate(CHART_STATE, selector)
+        raise AssertionError(f"{found}; chart {state}; a second look: {again}; page: {shot}")
 
 
 @pytest.mark.parametrize(("width", "height", "phone"), [(1920, 1080, False), (390, 844, True)])
