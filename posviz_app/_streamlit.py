@@ -88,6 +88,7 @@ CSS_TEST_IDS: Final = (
     "stToolbar",  # ... its rows let clicks through to Back and Next
     "stMain",  # the main area: the top bar is found through it, the title sized in it
     "stCaptionContainer",  # captions, larger from 1600 px
+    "stMetricLabel",  # the shape labels, larger from 1600 px
 )
 """The ``data-testid`` names posviz_app/page.css selects: Streamlit's DOM, not an API (no
 option sets what those rules do). The server cannot check them; tests/test_browser_page.py

@@ -10,7 +10,6 @@ from devtools.pages import TAB_BUTTONS, TAB_PANEL, open_tab
 
 __all__ = [
     "LOAD_TIMEOUT",
-    "SHAPES",
     "SMALLEST",
     "SMALL_TEXTS",
     "TAB_BUTTONS",
@@ -20,15 +19,6 @@ __all__ = [
 ]
 
 LOAD_TIMEOUT = 180_000  # ms: the server's first run imports torch (on a busy machine)
-
-# The tensor shapes line (posviz_app/views/tokens.py shapes_line, one Markdown list): each item's
-# label, shape (bold) and note (italics), as shown, and whether the shape is cut.
-SHAPES = """() => [...document.querySelectorAll('.st-key-shapes li')].map((li) => {
-    const value = li.querySelector('strong'), note = li.querySelector('em');
-    const label = [...li.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE)
-        .map((n) => n.textContent).join('').trim();
-    return { label, value: value && value.innerText, note: note && note.innerText,
-             cut: !!value && value.scrollWidth > value.clientWidth + 1 }; })"""
 
 SMALLEST = 20  # px: what the guide promises a lecture's reader
 # Every visible text of the lecture stage whose computed font is under `min` px: its text, its

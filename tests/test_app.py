@@ -22,7 +22,7 @@ import torch
 from charts import report_size, sent_figures
 from reference import book_window, repeated_groups, unescape_markdown
 from streamlit.testing.v1 import AppTest
-from widgets import example_menu, seed_box, shapes
+from widgets import example_menu, seed_box
 
 from posviz.tokenizer import encode, get_encoding
 
@@ -57,7 +57,6 @@ def page_text(at: AppTest) -> str:
     parts = [element.value for element in (*at.title, *at.markdown, *at.caption)]
     parts += [element.value for element in (*at.info, *at.warning, *at.error)]
     parts += [f"{m.label} {m.value} {m.proto.delta}".strip() for m in at.metric]
-    parts += [" ".join(filter(None, shape)) for shape in shapes(at)]
     return "\n".join(str(part) for part in parts)
 
 

@@ -26,7 +26,7 @@ from charts import sent_figures
 from reference import book_window, cosine_similarity
 from reproduce import run_scripts
 from streamlit.testing.v1 import AppTest
-from widgets import example_menu, has_seed_box, nav, ok, press, seed_box, shapes, slide_title
+from widgets import example_menu, has_seed_box, nav, ok, press, seed_box, slide_title
 
 from posviz.tokenizer import encode
 
@@ -422,8 +422,7 @@ def test_settings_written_to_the_url_restore_the_same_numbers(
 
 
 def metric_labels(at: AppTest) -> list[str]:
-    """The labels of the tensor shapes line."""
-    return [label for label, _, _ in shapes(at)]
+    return [metric.label for metric in at.metric]
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from pages import SHAPES, SMALL_TEXTS, SMALLEST, TAB_BUTTONS, open_tab
+from pages import SMALL_TEXTS, SMALLEST, TAB_BUTTONS, open_tab
 
 from devtools.plotly_calls import RECORD_PLOTLY_CALLS
 
@@ -397,9 +397,10 @@ def test_long_text_chart_starts_within_a_screenful_and_shapes_are_whole(
         CHART,
     )
     assert top <= 1600, top
-    shown = page.evaluate(SHAPES)
-    assert "[1, 1024, 768]" in [shape["value"] for shape in shown], shown
-    assert not any(shape["cut"] for shape in shown), f"a shape is cut: {shown}"
+    values = page.locator('[data-testid="stMetricValue"]')
+    assert "[1, 1024, 768]" in values.all_inner_texts()
+    cut = values.evaluate_all("(els) => els.filter(e => e.scrollWidth > e.clientWidth + 1).length")
+    assert cut == 0, "a shape metric is cut"
 
 
 def test_step_links_and_clicker_keys(sized: Any, server_url: str) -> None:
@@ -548,7 +549,7 @@ def test_words_follow_the_scheme_and_the_example_stays(sized: Any, server_url: s
     page = sized(1280, 800)
     page.goto(f"{server_url}/?scheme=none")
     wait_drawn(page)
-    labels = [shape["label"] for shape in page.evaluate(SHAPES)]
+    labels = page.locator('[data-testid="stMetricLabel"]').all_inner_texts()
     assert "+ nothing (no positional signal)" in labels, labels
     assert not any(label.startswith("+ positional embeddings") for label in labels), labels
     example = page.locator('[data-testid="stSelectbox"] input').first  # the example menu
@@ -558,7 +559,7 @@ def test_words_follow_the_scheme_and_the_example_stays(sized: Any, server_url: s
     page.get_by_role("option", name="RoPE (rotary, Llama)").click()
     page.get_by_text("↻ rotation angles").first.wait_for(timeout=LOAD_TIMEOUT)
     wait_drawn(page)
-    labels = [shape["label"] for shape in page.evaluate(SHAPES)]
+    labels = page.locator('[data-testid="stMetricLabel"]').all_inner_texts()
     assert any(label.startswith("↻ rotation angles") for label in labels), labels
     assert any(label.startswith("= rotated embeddings") for label in labels), labels
     assert example.input_value().startswith("A rose is a rose"), "only the scheme changed"

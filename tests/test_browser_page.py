@@ -275,7 +275,7 @@ def test_every_streamlit_name_the_page_style_selects_is_on_the_page(
     selected = set(re.findall(r'data-testid="(\w+)"', PAGE_CSS.read_text(encoding="utf-8")))
     assert selected == set(CSS_TEST_IDS), "page.css and CSS_TEST_IDS name the same ones"
     present = '(id) => !!document.querySelector(`[data-testid="${id}"]`)'
-    page.goto(server_url)  # the Embeddings tab
+    page.goto(server_url)  # the Embeddings tab: its shapes are metrics
     settle(page)
     seen = {name for name in CSS_TEST_IDS if page.evaluate(present, name)}
     page.goto(f"{server_url}/?lecture=1&step=3")  # the top bar's toolbar shows here

@@ -21,7 +21,6 @@ import pytest
 from charts import sent_figures
 from reference import book_window, decode_array, unescape_markdown
 from streamlit.testing.v1 import AppTest
-from widgets import shapes
 
 from posviz.token_text import WORD_JOINER
 from posviz.tokenizer import encode
@@ -227,8 +226,8 @@ def test_thousands_of_windows(app_test: Callable[..., AppTest]) -> None:
     at.slider(key="context_length").set_value(1).run()
     assert not at.exception
     assert at.slider(key="stride").value == 1
-    shown = {label: value for label, value, _ in shapes(at)}
-    assert shown.get("inputs [B, T]") == "[3000, 1]", shown
+    shapes = {str(m.label): str(m.value) for m in at.metric}
+    assert shapes.get("inputs [B, T]") == "[3000, 1]", shapes
     at.slider(key="window").set_value(2_999).run()
     assert not at.exception
     spec = chart_spec(at)

@@ -10,18 +10,13 @@ sends what its JavaScript sends for a press of Next or Back.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
-from reference import unescape_markdown
 from streamlit.elements.lib.utils import user_key_from_element_id
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
 NAV = "posviz_nav"  # the component lecture mode's navigation is registered as
-SHAPES = "shapes"  # the tensor shapes line's container (posviz_app.state.SHAPES)
-# One item of its Markdown list: label, **shape**, optional *note* (posviz_app/views/tokens.py).
-SHAPE_ITEM = re.compile(r"- (?P<label>.+?) \*\*(?P<value>.+?)\*\*(?: \*(?P<note>.+)\*)?")
 EXAMPLE_LABEL = "Example"
 SEED_LABEL = "Seed for torch.manual_seed"
 
@@ -84,21 +79,3 @@ def press(at: AppTest, delta: int) -> AppTest:
     states.widgets.append(WidgetState(id=element.proto.id, json_value=json.dumps(value)))
     assert user_key_from_element_id(element.proto.id) == "lecture_nav"
     return at._run(states)
-
-
-def shapes(at: AppTest) -> list[tuple[str, str, str | None]]:
-    """The tensor shapes line as shown, (label, shape, note) per tensor; [] where the page does
-    not draw it (lecture mode and the compact line say it in a sentence)."""
-    try:
-        block = at.container(SHAPES)
-    except KeyError:
-        return []
-    (markdown,) = block.markdown
-    items = []
-    for line in markdown.value.splitlines():
-        item = SHAPE_ITEM.fullmatch(line)
-        assert item is not None, f"not a shape item: {line!r}"
-        label, value, note = (unescape_markdown(part) if part else None for part in item.groups())
-        assert label and value, line
-        items.append((label, value, note))
-    return items

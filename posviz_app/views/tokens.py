@@ -9,14 +9,13 @@ each (``東 (1 of 2)``), as the charts' row labels name it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from typing import Final
 
 import streamlit as st
 
 from posviz.batching import Batch
 from posviz.config import Settings
-from posviz.lesson.schemes import ShapeLabel, shape_labels
+from posviz.lesson.schemes import shape_labels
 from posviz.plots.attention import positions
 from posviz.token_text import for_markdown, readable
 from posviz.tokenizer import token_texts
@@ -94,30 +93,11 @@ def chips(view: View, *, lecture: bool) -> None:
         st.markdown(f"**Skipped:** the stride jumps over {batch.skipped} token(s) between windows.")
 
 
-def shapes_markdown(labels: Sequence[ShapeLabel]) -> str:
-    """The shapes as one Markdown list, an item per tensor: its label, its shape in bold and
-    its note in italics (the page's CSS lays the list out as a row of large numbers).
-
-    >>> print(shapes_markdown([ShapeLabel("inputs", "9"), ShapeLabel("table", "16", "rows 0")]))
-    - inputs **9**
-    - table **16** *rows 0*
-    """
-    return "\n".join(
-        f"- {for_markdown(shape.label)} **{for_markdown(shape.value)}**"
-        + (f" *{for_markdown(shape.note)}*" if shape.note else "")
-        for shape in labels
-    )
-
-
 def shapes_line(settings: Settings, batch: Batch, *, compact: bool) -> None:
     """The tensor shapes of section 2.8 for this text, worded for the scheme: large numbers,
     each as wide as it needs (never cut), wrapping onto a second row on narrow screens.
     ``compact`` (lecture mode, a phone, a short window): one line of text, to leave the window's
-    height to the chart and keep the lesson on the first screen.
-
-    One Markdown element in a keyed container (page.css draws it as four metrics): four
-    ``st.metric`` were five messages to send and five elements for the browser to lay out on
-    every key press (docs/performance.md, "Where a key press's time goes")."""
+    height to the chart and keep the lesson on the first screen."""
     labels = shape_labels(
         settings.scheme, (batch.num_windows, batch.window_length), settings.emb_dim,
         settings.context_length,
@@ -125,5 +105,13 @@ def shapes_line(settings: Settings, batch: Batch, *, compact: bool) -> None:
     if compact:
         st.markdown("  ".join(f"{s.label.rsplit(' [', 1)[0]} **{s.value}**" for s in labels))
         return
-    with st.container(key=state.SHAPES):
-        st.markdown(shapes_markdown(labels))
+    with st.container(horizontal=True, gap="medium", key=state.SHAPES):
+        for shape in labels:
+            st.metric(
+                shape.label,
+                shape.value,
+                delta=shape.note,
+                delta_color="off",
+                delta_arrow="off",
+                width="content",
+            )
