@@ -5,8 +5,13 @@
 // the plotly.js builds to load before any chart asks.
 //
 // Streamlit calls the default export at mount and again with every new payload, with the same
-// parentElement; the chart kept for that element is updated, never rebuilt. Only the cleanup
-// returned last runs, at unmount: every call returns the same one.
+// parentElement; the chart kept for that element is updated, never rebuilt. Every call returns
+// the same cleanup, and it takes the chart down only once its element has left the page:
+// Streamlit 1.67 also runs the cleanup of a call whose module import resolved after the next
+// call began, with the chart still shown (lecture mode's nav.js met the same).
+//
+// One Plotly.react at a time on the graph: a payload that comes while one is being drawn (a 3D
+// scene takes long on a busy machine) is drawn after it, if it is still the newest.
 
 const MAGIC = 0x315a5650; // "PVZ1", little-endian
 const RESIZE_DEBOUNCE_MS = 150; // a window being dragged reports its size once it stops
@@ -201,7 +206,8 @@ class Chart {
     this.observer.observe(parent);
     this.onWindowResize = () => this.resized();
     window.addEventListener("resize", this.onWindowResize);
-    this.cleanup = () => this.destroy();
+    this.queue = Promise.resolve(); // the draw in progress, settled once it is done
+    this.cleanup = () => setTimeout(() => this.parent.isConnected || this.destroy(), 0);
   }
 
   update(payload, setStateValue) {
@@ -266,7 +272,9 @@ class Chart {
     this.waitTimer = 0;
     this.drawing = payload;
     const plotly = this.keeps(payload) ? Promise.resolve(this.Plotly) : loadPlotly(payload.plotly);
-    plotly
+    plotly.catch(() => {}); // handled below, once the draw in progress is done
+    this.queue = this.queue
+      .then(() => plotly) // after the draw in progress, if any
       .then((Plotly) => {
         const measured = measure(this.parent);
         if (payload !== this.payload || !measured) { // a newer one came, or it was hidden
