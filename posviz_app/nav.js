@@ -100,7 +100,7 @@ class Nav {
   }
 
   move(delta) {
-    if (!this.data) return;
+    if (!this.data || !this.root.isConnected) return; // a navigation that has left the page
     const target = Math.min(Math.max(this.current() + delta, 0), this.data.count - 1);
     if (target === this.current()) return;
     presses.pending = target;

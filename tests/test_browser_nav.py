@@ -100,3 +100,19 @@ def test_a_request_never_answered_is_sent_again_once_the_page_goes_quiet(page: A
     state = page.evaluate("() => state()")
     assert state["sent"] == [["target", 2, 1], ["target", 2, 2]], state
     assert (state["shown"], state["asked"]) == ("3", "3"), state
+
+
+def test_a_navigation_that_has_left_the_page_takes_no_keys(page: Any) -> None:
+    """The stage is drawn anew in another element before the old one's cleanup has come: a
+    clicker's press moves one slide, not one for each navigation still listening."""
+    state = harness(page).evaluate(
+        """async () => {
+        const first = host('first');
+        draw(first, 1, 0);
+        first.remove();  // its cleanup has not come yet
+        draw(host('second'), 1, 0);
+        document.body.dispatchEvent(new KeyboardEvent('keydown', { key: 'PageDown',
+                                                                   bubbles: true }));
+        return state(); }"""
+    )
+    assert state["sent"] == [["target", 2, 1]], state
