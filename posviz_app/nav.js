@@ -14,6 +14,7 @@
 // takes up the presses still waiting for an answer instead of forgetting them, and a cleanup
 // only takes the navigation down once it has left the page. If the page answers an older press
 // and then stays quiet, the slide asked for is sent again under a new number.
+
 const KEYS = { PageDown: 1, ArrowRight: 1, PageUp: -1, ArrowLeft: -1 };
 const PENDING_MS = 30000; // a slide asked for and never answered is forgotten after this long
 const RESEND_MS = 3000; // the page answered an older press, then nothing: ask again after this
@@ -85,10 +86,9 @@ class Nav {
     this.setStateValue = setStateValue;
     presses.nav = this;
     clearTimeout(presses.resendTimer);
-    if (presses.pending !== null && answered < presses.seq) {
-      presses.resendTimer = setTimeout(() => presses.nav?.resend(), RESEND_MS);
-    } else if (presses.pending !== null) {
-      this.forgetPending();
+    if (presses.pending !== null) {
+      if (answered >= presses.seq) this.forgetPending();
+      else presses.resendTimer = setTimeout(() => presses.nav?.resend(), RESEND_MS);
     }
     presses.seq = Math.max(presses.seq, answered); // a session that has taken presses before
     this.render();
@@ -118,7 +118,7 @@ class Nav {
   // The page answered an older press and went quiet: the newest request was lost on its way
   // (or its answer was): ask for the same slide again, under a new number.
   resend() {
-    if (presses.pending === null || !this.parent.isConnected) return;
+    if (presses.pending === null || !this.root.isConnected) return;
     presses.resent += 1;
     this.send(presses.pending);
     this.render();
