@@ -14,6 +14,7 @@ __all__ = [
     "SMALL_TEXTS",
     "TAB_BUTTONS",
     "TAB_PANEL",
+    "component_page",
     "open_tab",
     "wait_for_text",
 ]
@@ -40,6 +41,20 @@ SMALL_TEXTS = """(min) => {
     }
     return found;
 }"""
+
+
+def component_page(page: Any, source: str, harness: str) -> Any:
+    """``page`` emptied, with a component's module (``posviz_app/*.js``) imported from a blob,
+    as Streamlit imports inline JS, as ``window.module``; then ``harness`` (a JS function of
+    no arguments) run to set up how a test drives it. No server: the component alone."""
+    page.set_content("<!doctype html><html><body></body></html>")
+    page.evaluate(
+        """async (source) => { const type = 'text/javascript';
+            window.module = await import(URL.createObjectURL(new Blob([source], { type }))); }""",
+        source,
+    )
+    page.evaluate(harness)
+    return page
 
 
 def wait_for_text(page: Any, words: str) -> None:

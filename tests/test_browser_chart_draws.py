@@ -15,14 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pages import component_page
 
 pytestmark = pytest.mark.browser
 CHART_JS = (Path(__file__).resolve().parent.parent / "posviz_app" / "chart.js").read_text("utf-8")
 
-# plotly.js's stand-in (its react waits for finish()), the module from a blob as Streamlit
-# imports inline JS, and draw(title): a payload laid out for the host's size, as chart.py
-# encodes it (magic, JSON length, JSON header, no buffers).
-HARNESS = """async (source) => {
+# plotly.js's stand-in (its react waits for finish()), and draw(title): a payload laid out for
+# the host's size, as chart.py encodes it (magic, JSON length, JSON header, no buffers). The
+# module (pages.component_page) finds the stand-in where it keeps the builds it has loaded.
+HARNESS = """() => {
     window.calls = []; window.pending = []; window.inFlight = 0; window.mostInFlight = 0;
     const graphLayout = (gd, layout) => { gd._fullLayout = { ...layout }; };
     const fake = { version: 'stand-in',
@@ -32,11 +33,9 @@ HARNESS = """async (source) => {
                 inFlight -= 1; graphLayout(gd, layout); done(gd); })); },
         relayout: (gd, update) => { calls.push(['relayout']); return Promise.resolve(gd); },
         purge: () => { calls.push(['purge']); } };
-    globalThis.__posvizPlotly = { loads: new Map([['stand-in', Promise.resolve(fake)]]),
-                                  evaluated: Promise.resolve() };
+    globalThis.__posvizPlotly.loads.set('stand-in', Promise.resolve(fake));
     window.finish = () => { const next = pending.shift(); if (next) next(); };
-    const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
-    const chart = await import(url);
+    const chart = window.module;
     window.host = document.createElement('div');
     host.style.width = '600px'; document.body.appendChild(host);
     const encode = (title) => {
@@ -60,9 +59,7 @@ HARNESS = """async (source) => {
 
 
 def harness(page: Any) -> Any:
-    page.set_content("<!doctype html><html><body></body></html>")
-    page.evaluate(HARNESS, CHART_JS)
-    return page
+    return component_page(page, CHART_JS, HARNESS)
 
 
 def test_a_payload_that_comes_while_one_is_drawn_waits_and_only_the_newest_follows(
