@@ -72,6 +72,13 @@ posviz_app.runtime's ``gc.freeze()``. The four garbage-collection variants::
     POSVIZ_GC_FREEZE=0 python benchmarks/loadtest.py --only capacity --reruns 120
     POSVIZ_GC_FREEZE=0 python benchmarks/loadtest.py --only capacity --reruns 120 \\
         --server-option runner.postScriptGC=true                              # Streamlit's own
+
+``--floor-page`` (``steady`` and ``capacity`` only) serves ``benchmarks/floor_page.py`` in
+place of ``app.py``: the default view's page, element for element, with none of posviz's work
+(constant text, one constant chart). Its CPU per rerun is Streamlit's own price for a page of
+this shape (issue 42, item 6); its charts are not compared, so its correctness rows say n/a::
+
+    python benchmarks/loadtest.py --only steady --sessions-steady 100 --think 1 --floor-page
 """
 
 from __future__ import annotations
@@ -115,10 +122,12 @@ from benchmarks import report as docs_report  # noqa: E402
 from benchmarks.texts import long_text, varied_text  # noqa: E402
 from deploy.scaleout import Cluster, start_cluster  # noqa: E402
 from devtools.client import Run, SessionLost, StreamlitSession  # noqa: E402
-from devtools.server import Server, start_server  # noqa: E402
+from devtools.server import APP, Server, start_server  # noqa: E402
 
 MAX_SESSIONS = 200
 SCENARIOS = ("steady", "capacity", "cold", "explore", "flood", "balancer", "failover")
+FLOOR_PAGE = ROOT / "benchmarks" / "floor_page.py"  # --floor-page: posviz's page, no work
+FLOOR_SCENARIOS = ("steady", "capacity")  # a single server on the default view
 DEFAULT_VIEW = View(text="A rose is a rose is a rose.")  # the app's defaults (posviz Settings)
 TEXTS = (
     "Every effort moves you forward. The verdict: Gisburn had painted a rose, a rose, a rose; "
@@ -625,16 +634,30 @@ class Report:
         flag = {True: "yes", False: "NO", None: "n/a"}[met]
         print(f"  [{flag:>3}] {target}: {measured}", flush=True)
 
-    def correctness(self, scenario: str, students: Sequence[Student], extra: list[str]) -> None:
-        checked, bad, problems = verify(students)
+    def correctness(
+        self, scenario: str, students: Sequence[Student], extra: list[str], *, compared: bool = True
+    ) -> None:
+        """Errors, and every chart against the reference; ``compared=False``: the floor page's
+        constant chart, not compared (the row says so)."""
+        checked, bad, problems = (
+            verify(students) if compared else (sum(len(s.records) for s in students), 0, [])
+        )
         errors = real_errors(students) + extra
         self.add(scenario, "errors = 0", str(len(errors)), not errors)
-        self.add(
-            scenario,
-            "every chart + chip row bitwise equal to the reference",
-            f"{checked - bad}/{checked} runs",
-            not problems and checked > 0,
-        )
+        if compared:
+            self.add(
+                scenario,
+                "every chart + chip row bitwise equal to the reference",
+                f"{checked - bad}/{checked} runs",
+                not problems and checked > 0,
+            )
+        else:
+            self.add(
+                scenario,
+                "every chart + chip row bitwise equal to the reference",
+                f"not compared: the floor page's constant chart ({checked} runs)",
+                None,
+            )
         for line in (errors + problems)[:10]:
             print(f"      {line}")
         notes = [n for s in students for n in s.notes]
@@ -661,7 +684,8 @@ class Context:
         return self.deadline - time.monotonic()
 
     def server(self, name: str) -> Server:
-        return start_server(log=self.logs / f"{name}.log", options=self.args.server_option)
+        app = FLOOR_PAGE if self.args.floor_page else APP
+        return start_server(app=app, log=self.logs / f"{name}.log", options=self.args.server_option)
 
     def cluster(self, name: str, replicas: int) -> Cluster:
         return start_cluster(
@@ -737,7 +761,9 @@ def steady(ctx: Context) -> None:
             f"only {reruns} reruns (RSS at the end {last:.0f} MB)",
             None,
         )
-    ctx.report.correctness("steady", students, log_errors(server.log))
+    ctx.report.correctness(
+        "steady", students, log_errors(server.log), compared=not ctx.args.floor_page
+    )
 
 
 def capacity(ctx: Context) -> None:
@@ -796,7 +822,9 @@ def capacity(ctx: Context) -> None:
         rss,
         growth <= 10 if measured and done >= 1000 else None,
     )
-    ctx.report.correctness("capacity", [student], log_errors(server.log))
+    ctx.report.correctness(
+        "capacity", [student], log_errors(server.log), compared=not ctx.args.floor_page
+    )
 
 
 def cold(ctx: Context) -> None:
@@ -1329,6 +1357,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="SECTION.NAME=VALUE",
         help="extra streamlit option for every server, e.g. runner.postScriptGC=true",
     )
+    parser.add_argument(
+        "--floor-page",
+        action="store_true",
+        help="steady/capacity: serve benchmarks/floor_page.py (the page, none of posviz's work)",
+    )
     parser.add_argument("--json", type=Path, help="also write the table here")
     parser.add_argument(
         "--docs",
@@ -1341,6 +1374,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = sorted(set(chosen) - set(SCENARIOS))
     if unknown:
         parser.error(f"unknown scenarios {unknown}; known: {', '.join(SCENARIOS)}")
+    if args.floor_page and set(chosen) - set(FLOOR_SCENARIOS):
+        parser.error(
+            f"--floor-page serves the default view only: --only {','.join(FLOOR_SCENARIOS)}"
+        )
+    if args.floor_page and args.docs:
+        parser.error("--floor-page is a comparison, not the app: no --docs")
     if args.quick:
         args.reruns, args.sessions_cold, args.flood_messages = 120, 20, 2_000
         args.sessions_explore = 3

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
+from conftest import APP, APP_TIMEOUT
 from reference import (
     SCHEMES,
     View,
@@ -25,6 +26,7 @@ from reference import (
 )
 
 from benchmarks import loadtest
+from benchmarks.rerun_calls import counting
 
 
 def _plans() -> Iterator[tuple[str, list[loadtest.Step]]]:
@@ -186,3 +188,47 @@ def test_the_attention_check_takes_the_right_chart_and_refuses_another(index: in
     assert loadtest.attention_problems(wrong, moved.view, moved.attention) != [], (
         "the chart before the move must not pass for the chart after it"
     )
+
+
+@pytest.mark.parametrize("only", ["cold", "steady,explore", "flood"])
+def test_the_floor_page_serves_only_the_default_views_scenarios(
+    only: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        loadtest.main(["--only", only, "--floor-page"])
+    assert exited.value.code == 2
+    assert "--floor-page serves the default view only" in capsys.readouterr().err
+
+
+def test_the_floor_pages_charts_are_not_compared_and_say_so() -> None:
+    report = loadtest.Report()
+    report.correctness("steady", [], [], compared=False)
+    report.correctness("capacity", [], [])
+    rows = {(row.scenario, row.target): row for row in report.rows}
+    chart = "every chart + chip row bitwise equal to the reference"
+    assert rows["steady", chart].met is None
+    assert rows["steady", chart].measured.startswith("not compared")
+    assert rows["capacity", chart].met is False  # no runs at all: never met by default
+    assert rows["steady", "errors = 0"].met is True
+
+
+def test_the_floor_page_draws_what_the_default_view_draws() -> None:
+    """benchmarks/floor_page.py stands for the page: the same messages a rerun, kind for kind,
+    and the widgets the load test's students move, under the same keys and options."""
+    from streamlit.testing.v1 import AppTest
+
+    messages, pages = {}, {}
+    for name, path in (("app", APP), ("floor", loadtest.FLOOR_PAGE)):
+        at = AppTest.from_file(str(path), default_timeout=APP_TIMEOUT).run()
+        with counting() as seen:
+            at.run()
+        assert not at.exception, (name, at.exception)
+        messages[name] = {k: v for k, v in seen.items() if k.startswith("message ")}
+        pages[name] = at
+    assert messages["floor"] == messages["app"]
+    assert sum(messages["app"].values()) >= 30  # the whole page, not an empty one
+    app, floor = pages["app"], pages["floor"]
+    assert floor.selectbox(key="scheme").options == app.selectbox(key="scheme").options
+    assert floor.slider(key="emb_dim").value == app.slider(key="emb_dim").value
+    [app_seed], [floor_seed] = app.sidebar.text_input, floor.sidebar.text_input
+    assert floor_seed.key == app_seed.key and floor_seed.value == app_seed.value
