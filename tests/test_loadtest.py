@@ -195,9 +195,21 @@ def test_the_floor_page_serves_only_the_default_views_scenarios(
     only: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as exited:
-        loadtest.main(["--only", only, "--floor-page"])
+        loadtest.main(["--only", only, "--floor-page", "--timeout", "1"])  # 1 s: never a run
     assert exited.value.code == 2
     assert "--floor-page serves the default view only" in capsys.readouterr().err
+
+
+def test_the_floor_page_never_writes_the_apps_blocks(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    written: list[object] = []  # were the guard gone, the docs stay untouched all the same
+    monkeypatch.setattr(loadtest, "write_docs", lambda *args, **kwargs: written.append(args))
+    with pytest.raises(SystemExit) as exited:
+        loadtest.main(["--only", "steady", "--floor-page", "--docs", "--timeout", "1"])
+    assert exited.value.code == 2
+    assert "--floor-page is a comparison, not the app: no --docs" in capsys.readouterr().err
+    assert written == []
 
 
 def test_the_floor_pages_charts_are_not_compared_and_say_so() -> None:
