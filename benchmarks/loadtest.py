@@ -639,25 +639,16 @@ class Report:
     ) -> None:
         """Errors, and every chart against the reference; ``compared=False``: the floor page's
         constant chart, not compared (the row says so)."""
-        checked, bad, problems = (
-            verify(students) if compared else (sum(len(s.records) for s in students), 0, [])
-        )
+        if compared:
+            checked, bad, problems = verify(students)
+            charts, met = f"{checked - bad}/{checked} runs", not problems and checked > 0
+        else:
+            problems, met = [], None
+            runs = sum(len(s.records) for s in students)
+            charts = f"not compared: the floor page's constant chart ({runs} runs)"
         errors = real_errors(students) + extra
         self.add(scenario, "errors = 0", str(len(errors)), not errors)
-        if compared:
-            self.add(
-                scenario,
-                "every chart + chip row bitwise equal to the reference",
-                f"{checked - bad}/{checked} runs",
-                not problems and checked > 0,
-            )
-        else:
-            self.add(
-                scenario,
-                "every chart + chip row bitwise equal to the reference",
-                f"not compared: the floor page's constant chart ({checked} runs)",
-                None,
-            )
+        self.add(scenario, "every chart + chip row bitwise equal to the reference", charts, met)
         for line in (errors + problems)[:10]:
             print(f"      {line}")
         notes = [n for s in students for n in s.notes]

@@ -48,42 +48,47 @@ def harness(page: Any) -> Any:
     return component_page(page, NAV_JS, HARNESS)
 
 
+def assert_two_more_count_on(page: Any, scenario: str) -> None:
+    """``scenario`` (JS statements: slide 2 shown, Next pressed, the stage drawn again some
+    way), a moment, then two more clicks on Next: they ask for slides 4 and 5, numbered on from
+    the first press, and one navigation stands."""
+    state = harness(page).evaluate(
+        f"""async () => {{
+        {scenario}
+        await new Promise((done) => setTimeout(done, 50));
+        next(); next();
+        return state(); }}"""
+    )
+    assert state["sent"] == COUNTED_ON, state
+    assert (state["navs"], state["asked"]) == (1, "5"), state
+
+
 def test_a_press_survives_a_superseded_drawings_cleanup(page: Any) -> None:
     """Slide 2 shown; Next; the page draws the navigation twice more with the old data (runs
     that began before the press reached the server), and the first of those drawings' cleanup
     comes late, as Streamlit calls it; two more clicks on Next ask for slides 4 and 5."""
-    state = harness(page).evaluate(
-        """async () => {
-        const parent = host('stage');
+    assert_two_more_count_on(
+        page,
+        """const parent = host('stage');
         draw(parent, 1, 0);
         next();
         const late = draw(parent, 1, 0);  // its import resolved after the next drawing began
         late();                            // ... so Streamlit runs its cleanup at once
-        draw(parent, 1, 0);
-        await new Promise((done) => setTimeout(done, 50));
-        next(); next();
-        return state(); }"""
+        draw(parent, 1, 0);""",
     )
-    assert state["sent"] == COUNTED_ON, state
-    assert (state["navs"], state["asked"]) == (1, "5"), state
 
 
 def test_a_press_survives_the_stage_drawn_anew_elsewhere(page: Any) -> None:
     """Next, then the stage leaves the page (its cleanup runs) and is drawn in a new element
     with the old data before the server answers: the next clicks count on from the first."""
-    state = harness(page).evaluate(
-        """async () => {
-        const first = host('first');
+    assert_two_more_count_on(
+        page,
+        """const first = host('first');
         const cleanup = draw(first, 1, 0);
         next();
         first.remove(); cleanup();
-        draw(host('second'), 1, 0);
-        await new Promise((done) => setTimeout(done, 50));
-        next(); next();
-        return state(); }"""
+        draw(host('second'), 1, 0);""",
     )
-    assert state["sent"] == COUNTED_ON, state
-    assert (state["navs"], state["asked"]) == (1, "5"), state
 
 
 def test_a_request_never_answered_is_sent_again_once_the_page_goes_quiet(page: Any) -> None:
