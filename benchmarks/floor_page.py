@@ -28,7 +28,7 @@ if str(ROOT) not in sys.path:  # `streamlit run benchmarks/floor_page.py`: impor
 from posviz.plots import Canvas  # noqa: E402
 from posviz.schemes import SCHEME_NAMES, scheme  # noqa: E402
 from posviz_app import runtime  # noqa: E402
-from posviz_app.chart import _component, chart_payload  # noqa: E402
+from posviz_app.chart import chart_payload, show_payload  # noqa: E402
 
 KEY = "embeddings_chart"
 
@@ -46,7 +46,7 @@ def payload() -> bytes:
 @st.fragment
 def chart() -> None:
     with st.container(gap="small"):
-        _component(key=KEY, data=payload(), on_size_change=lambda: None)
+        show_payload(payload(), key=KEY)
 
 
 def main() -> None:
